@@ -11,8 +11,10 @@ Sections (see ``configs/adult_wide_deep.toml`` for a complete example)::
                 columns also as floor(ln(x)^2) categories "<col>_log"), crosses = [[a, b]], wide, deep
                 (default: all categoricals+buckets+crosses / categoricals+buckets), missing,
                 min_frequency (rarer training values of a categorical share one key; default 1)
-    [model]     type = "wide_deep" | "deepfm", embedding_dim, hidden_units, l2, admission, wide_optimizer,
-                deep_optimizer, dense_optimizer (tables {type = "ftrl", learning_rate = 0.1, ...})
+    [model]     type = "wide_deep" | "deepfm", embedding_dim, embedding_stddev (initial deep rows:
+                truncated normal; default 1/sqrt(dim)), hidden_units, dropout (training only), l2,
+                admission, wide_optimizer, deep_optimizer, dense_optimizer (tables {type = "ftrl",
+                learning_rate = 0.1, ...})
     [train]     epochs, batch_size, eval_batch_size, seed, model_dir, shuffle
 
 Example:
@@ -39,7 +41,7 @@ _DATA_KEYS = {"columns", "label", "positive", "delimiter", "skip_initial_space",
 _FEATURE_KEYS = {"numeric", "log1p", "categorical", "buckets", "log_buckets", "crosses", "wide", "deep", "missing",
                  "min_frequency"}
 _MODEL_KEYS = {"type", "embedding_dim", "hidden_units", "l2", "wide_optimizer", "deep_optimizer", "dense_optimizer",
-               "admission"}
+               "admission", "embedding_stddev", "dropout"}
 _TRAIN_KEYS = {"epochs", "batch_size", "eval_batch_size", "seed", "model_dir", "shuffle"}
 MODEL_TYPES = ("wide_deep", "deepfm")
 
@@ -70,7 +72,8 @@ def _paths(value, base):
 
 def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, source: str = "<dict>") -> Config:
     """A :class:`Config` from a parsed document; relative data paths are taken from ``data_dir``
-    (argument, else ``[data] data_dir``, itself relative to ``base_dir``; ``@adult`` = bundled)."""
+    (argument, relative to the working directory; else ``[data] data_dir``, relative to
+    ``base_dir``; ``@adult`` = bundled)."""
     _check_keys("top level", doc, {"data", "features", "model", "train"})
     data, feats = dict(doc.get("data", {})), dict(doc.get("features", {}))
     model, train = dict(doc.get("model", {})), dict(doc.get("train", {}))
@@ -83,6 +86,8 @@ def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, so
     model.setdefault("type", "wide_deep")
     if model["type"] not in MODEL_TYPES:
         raise ValueError(f"config [model] type must be one of {MODEL_TYPES}, got {model['type']!r}")
+    if data_dir is not None and data_dir not in BUNDLED_DATA:
+        data_dir = os.path.abspath(data_dir)  # an argument is relative to the working directory
     base = data_dir or data.get("data_dir", ".")
     base = BUNDLED_DATA.get(base, base)
     if not os.path.isabs(base):

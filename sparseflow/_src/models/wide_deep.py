@@ -81,10 +81,15 @@ class ModelGraph:
 class WideDeep:
     """See the module docstring. ``num_wide`` / ``num_deep`` fields of uint64 keys, ``num_numeric``
     floats; keys get table rows after ``admission`` sightings; optimizers are dicts
-    (``{"type": "ftrl", "learning_rate": 0.1}``) or optimizer objects."""
+    (``{"type": "ftrl", "learning_rate": 0.1}``) or optimizer objects. New deep rows are drawn
+    from a truncated normal of ``embedding_stddev`` (default ``1/sqrt(embedding_dim)``, as
+    ``embedding_column``; keys unseen in training read zeros at inference, so a smaller value such
+    as 0.1 keeps training inputs closer to serving inputs). ``dropout`` is the rate of hidden units
+    dropped in training steps."""
 
     def __init__(self, num_wide, num_deep, num_numeric, embedding_dim=8, hidden_units=(128, 64),
-                 wide_optimizer=None, deep_optimizer=None, dense_optimizer=None, l2=0.0, admission=1, seed=0):
+                 wide_optimizer=None, deep_optimizer=None, dense_optimizer=None, l2=0.0, admission=1, seed=0,
+                 embedding_stddev=None, dropout=0.0):
         if num_wide == 0 and num_deep == 0 and num_numeric == 0:
             raise ValueError("a model needs wide, deep or numeric features")
         self.num_wide, self.num_deep, self.num_numeric = int(num_wide), int(num_deep), int(num_numeric)
@@ -94,7 +99,11 @@ class WideDeep:
         self.deep_optimizer = make_table_optimizer(deep_optimizer or {"type": "adagrad", "learning_rate": 0.05})
         self.dense_optimizer_spec = dense_optimizer
         self.l2 = float(l2)
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout is the rate of hidden units dropped in training, in [0, 1), got {dropout!r}")
+        self.dropout = float(dropout)
         self.admission = embedding.Admission(int(admission)) if int(admission) > 1 else None
+        self.embedding_stddev = None if embedding_stddev is None else float(embedding_stddev)
         self.seed = int(seed)
         self._rng = np.random.default_rng(self.seed)
 
@@ -110,6 +119,7 @@ class WideDeep:
                                                    admission=self.admission, seed=self.seed) if self.num_wide else None
         self.deep_table = embedding.EmbeddingTable(
             "deep", dim=self.embedding_dim, optimizer=self.deep_optimizer,
+            initializer=None if self.embedding_stddev is None else ("truncated_normal", [0.0, self.embedding_stddev]),
             admission=self.admission, seed=self.seed + 1) if self.num_deep else None
 
     def _make_variables(self):
@@ -121,9 +131,11 @@ class WideDeep:
             fan_in = units
         self.out_layer = self._dense("dnn/logits", fan_in, 1) if fan_in else None
 
-    def _mlp(self, x):
+    def _mlp(self, x, training):
         for w, b in self.layers:
             x = tf.nn.relu(tf.matmul(x, w) + b)
+            if training and self.dropout:
+                x = tf.nn.dropout(x, rate=self.dropout)
         w, b = self.out_layer
         return tf.matmul(x, w) + b
 
@@ -144,7 +156,7 @@ class WideDeep:
         emb = self.deep_table.lookup(deep, training=training) if self.deep_table is not None else None
         out = out + self.extra_logits(emb, wide, training)
         if self.out_layer is not None:
-            out = out + self._mlp(self._deep_input(emb, numeric))
+            out = out + self._mlp(self._deep_input(emb, numeric), training)
         return out
 
     def extra_logits(self, emb, wide, training):
