@@ -49,22 +49,69 @@ class Block:
     bad: list  # (BadRecord, action) in file order
 
 
+class StackColumns:
+    """A ``post`` for ``coerce_block`` that gathers groups of dense columns of one dtype into
+    ``[rows, len(group)]`` arrays in C order (so that a run of rows, a batch, is one contiguous
+    slice). ``coerce_block`` writes the columns straight into them; called on a dict of values
+    (any other caller), it stacks them. Other columns pass through; the outputs keep the order of
+    the columns (a group where its first column is).
+
+    Example:
+        >>> StackColumns({"xy": ["x", "y"]})({"x": np.zeros(2), "y": np.ones(2), "z": 3})["xy"].tolist()
+        [[0.0, 1.0], [0.0, 1.0]]
+    """
+
+    def __init__(self, groups: dict):
+        self.groups = {name: list(cols) for name, cols in groups.items()}
+        self._group_of = {c: g for g, cols in self.groups.items() for c in cols}
+
+    def allocate(self, schema: Schema, n: int) -> tuple[dict, dict]:
+        """``({group: [n, k] array}, {column: its [n] column view})`` for a block of ``n`` rows."""
+        arrays, views = {}, {}
+        for g, cols in self.groups.items():
+            specs = [schema[c] for c in cols]
+            dtypes = {c.value_dtype for c in specs}
+            if len(dtypes) != 1 or any(c.output != "dense" or c.multi_valued for c in specs):
+                raise ValueError(f"Cannot stack {cols} into {g!r}: the columns must be dense and of one dtype")
+            arrays[g] = np.empty((n, len(cols)), dtypes.pop())
+            views.update((c, arrays[g][:, j]) for j, c in enumerate(cols))
+        return arrays, views
+
+    def pack(self, values: dict, arrays: dict) -> dict:
+        """``values`` with each group's columns replaced by its array."""
+        out = {}
+        for k, v in values.items():
+            g = self._group_of.get(k)
+            if g is None:
+                out[k] = v
+            elif g not in out:
+                out[g] = arrays[g]
+        return out
+
+    def __call__(self, values: dict) -> dict:
+        arrays = {g: np.stack([values[c] for c in cols], axis=1) for g, cols in self.groups.items()}
+        return self.pack(values, arrays)
+
+
 def _order_key(rec: BadRecord):
     return (rec.line if rec.line is not None else rec.row if rec.row is not None else 0)
 
 
 def coerce_block(raw: RawBlock, schema: Schema, policy: BadRecordPolicy, post=None) -> Block:
     """Coerces every column of ``raw``; applies the policy to the bad values (``DataError`` under
-    ``error`` for the first bad record in file order); ``post(values)`` may reshape the result."""
+    ``error`` for the first bad record in file order); ``post(values)`` may reshape the result (a
+    ``StackColumns`` is filled in place)."""
     n = raw.num_rows
     replace = policy is BadRecordPolicy.DEFAULT
     values, filled, found = {}, {}, []  # found: (row, column, text, reason, action)
+    stacked, views = post.allocate(schema, n) if isinstance(post, StackColumns) else (None, {})
     for col in schema:
         arr = raw.columns.get(col.name)
         if arr is None:
             arr = pa.nulls(n, pa.string())
         try:
-            c = coerce.coerce_column(arr, col, schema.nulls_of(col), replace, raw.strip, raw.nulls_done)
+            c = coerce.coerce_column(arr, col, schema.nulls_of(col), replace, raw.strip, raw.nulls_done,
+                                     views.get(col.name))
         except (TypeError, pa.ArrowNotImplementedError) as e:
             raise ValueError(f"{raw.path}: cannot read column {col.name!r} ({arr.type}) as {col.dtype}: {e}") from e
         values[col.name] = c.values
@@ -87,11 +134,13 @@ def coerce_block(raw: RawBlock, schema: Schema, policy: BadRecordPolicy, post=No
         bad.sort(key=lambda b: _order_key(b[0]))
     if bad and policy is BadRecordPolicy.ERROR:
         raise DataError(bad[0][0])
+    if stacked is not None:
+        values = post.pack(values, stacked)
     if dropped:
         keep = np.setdiff1d(np.arange(n), np.asarray(dropped, np.int64))
         values = {k: coerce.take(v, keep) for k, v in values.items()}
     rows_out = n - len(dropped)
-    if post is not None:
+    if post is not None and stacked is None:
         values = post(values)
     return Block(values, n + len(raw.structural), rows_out, filled, bad)
 
@@ -122,8 +171,8 @@ def read_fully(stream, path: str, n: int) -> bytes:
 
 
 def line_pieces(stream, path: str, block_size: int, first_line: int = 1, head: bytes = b""):
-    """``(piece, first_line_number, newline_count)`` of whole lines, about ``block_size`` bytes each
-    (a longer line makes a longer piece)."""
+    """``(piece, first_line_number, newline_count, ascii)`` of whole lines, about ``block_size``
+    bytes each (a longer line makes a longer piece); ``ascii``: no byte of the piece is >= 0x80."""
     buf = head
     line = first_line
     while True:
@@ -134,24 +183,46 @@ def line_pieces(stream, path: str, block_size: int, first_line: int = 1, head: b
                 if cut < 0:
                     break
             piece, buf = buf[:cut + 1], buf[cut + 1:]
-            n = piece.count(b"\n")
-            yield piece, line, n
+            n, ascii_only = scan_lines(piece)
+            yield piece, line, n, ascii_only
             line += n
         data = read_fully(stream, path, block_size)
         if not data:
             if buf:
-                yield buf, line, buf.count(b"\n")
+                yield (buf, line, *scan_lines(buf))
             return
         buf = buf + data if buf else data
 
 
+_ONES = np.uint64(0x0101010101010101)
+_LOW7 = np.uint64(0x7f7f7f7f7f7f7f7f)
+_HIGH = np.uint64(0x8080808080808080)
+
+
 @numba.njit(cache=True, nogil=True)
-def _count_byte(a, byte):
-    n = 0
-    for i in range(a.shape[0]):
-        if a[i] == byte:
-            n += 1
-    return n
+def _scan(a, head, byte):
+    """(occurrences of ``byte``, OR of all bytes) of ``a``, 8 bytes at a time from ``a[head:]``
+    (``head`` aligns the words): a byte equal to ``byte`` is a zero byte of ``word ^ pattern``,
+    found exactly by ``~(((x & 0x7f..) + 0x7f..) | x | 0x7f..)`` (its high bit only)."""
+    n = np.uint64(0)
+    acc = np.uint64(0)
+    for i in range(head):
+        acc |= np.uint64(a[i])
+        n += np.uint64(a[i] == byte)
+    n_words = (a.shape[0] - head) // 8
+    if n_words:
+        w = a[head:head + 8 * n_words].view(np.uint64)
+        pattern = np.uint64(byte) * _ONES
+        for i in range(n_words):
+            v = w[i]
+            acc |= v
+            x = v ^ pattern
+            t = ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+            n += ((t >> np.uint64(7)) * _ONES) >> np.uint64(56)  # the high bits, summed
+    for i in range(head + 8 * n_words, a.shape[0]):
+        acc |= np.uint64(a[i])
+        n += np.uint64(a[i] == byte)
+    return n, acc
 
 
 @numba.njit(cache=True, nogil=True)
@@ -168,9 +239,23 @@ def _find_newline(a, lo, hi, backwards):
     return -1
 
 
+def _scan_bytes(data, byte: int):
+    a = np.frombuffer(data, np.uint8)
+    return _scan(a, min((-a.ctypes.data) % 8, len(a)), np.uint8(byte))
+
+
 def count_byte(data, byte: int) -> int:
     """How often ``byte`` occurs in ``data`` (bytes or an Arrow buffer), without the GIL."""
-    return int(_count_byte(np.frombuffer(data, np.uint8), np.uint8(byte))) if len(data) else 0
+    return int(_scan_bytes(data, byte)[0]) if len(data) else 0
+
+
+def scan_lines(data) -> tuple[int, bool]:
+    """``(newlines, ascii)`` of ``data`` in one pass: its newline count, and whether every byte is
+    below 0x80 (ASCII text is valid UTF-8, no need to check it again)."""
+    if not len(data):
+        return 0, True
+    n, acc = _scan_bytes(data, 10)
+    return int(n), not int(acc) & int(_HIGH)
 
 
 def as_bytes(piece) -> bytes:
@@ -195,8 +280,8 @@ def mapped_line_pieces(path: str, block_size: int, first_line: int, offset: int)
             if cut < 0:
                 cut = _find_newline(arr, end, size, False)
                 cut = size - 1 if cut < 0 else cut
-        n = int(_count_byte(arr[pos:cut + 1], np.uint8(10)))
-        yield buf.slice(pos, cut + 1 - pos), line, n
+        n, ascii_only = scan_lines(arr[pos:cut + 1])
+        yield buf.slice(pos, cut + 1 - pos), line, n, ascii_only
         line += n
         pos = cut + 1
 

@@ -12,6 +12,7 @@ import dataclasses
 import math
 import re
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +28,7 @@ _INF_RE = re.compile(r"[+-]?inf(inity)?", re.IGNORECASE)
 _BLANKS = " \t"
 _RANGES = {np.dtype(np.int32): (-(2**31), 2**31 - 1), np.dtype(np.int64): (-(2**63), 2**63 - 1)}
 _F32_MAX = float(np.finfo(np.float32).max)
+_NO_BITS = np.zeros(8, np.uint8)
 
 
 @dataclasses.dataclass
@@ -124,6 +126,60 @@ def text_column(arr: pa.Array, bad: Bad, strip: bool) -> pa.Array:
         return arr.cast(pa.string())
     arr = to_utf8(arr, bad)
     return pc.utf8_trim(arr, _BLANKS) if strip else arr
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_nulls(values, validity, has_validity, start, n, default, out):
+    if not has_validity:
+        for i in range(n):
+            out[i] = values[start + i]
+        return
+    for i in range(n):  # a select, not a branch
+        j = start + i
+        out[i] = values[j] if (validity[j >> 3] >> (j & 7)) & 1 else default
+
+
+@numba.njit(cache=True, nogil=True)
+def _any_inf(values, validity, has_validity, start, n):
+    found = False
+    for i in range(n):  # (no early exit: vectorized)
+        found |= np.abs(values[start + i]) == np.inf
+    if not found:
+        return False
+    for i in range(n):
+        j = start + i
+        if np.abs(values[j]) == np.inf and (not has_validity or (validity[j >> 3] >> (j & 7)) & 1):
+            return True
+    return False
+
+
+def _fixed_width(arr: pa.Array):
+    """(values, validity or None) of a numeric Arrow array as NumPy views (indexed from ``arr.offset``)."""
+    validity, data = arr.buffers()[:2]
+    values = np.frombuffer(data, arr.type.to_pandas_dtype()) if data is not None and data.size else \
+        np.zeros(arr.offset + len(arr), arr.type.to_pandas_dtype())
+    return values, (np.frombuffer(validity, np.uint8) if validity is not None and arr.null_count else None)
+
+
+def has_inf(arr) -> bool:
+    """Whether a float Arrow array holds an infinity (in a valid slot)."""
+    arr = plain(arr)
+    if len(arr) == 0 or arr.null_count == len(arr):
+        return False
+    values, validity = _fixed_width(arr)
+    return bool(_any_inf(values, validity if validity is not None else _NO_BITS, validity is not None,
+                         arr.offset, len(arr)))
+
+
+def fill_nulls(arr: pa.Array, default, out: np.ndarray | None = None) -> np.ndarray:
+    """The values of a float or integer Arrow array, ``default`` for nulls, in one pass (into ``out``)."""
+    values, validity = _fixed_width(arr)
+    if out is None:
+        out = np.empty(len(arr), values.dtype)
+    if len(arr):
+        _fill_nulls(values, validity if validity is not None else _NO_BITS, validity is not None, arr.offset,
+                    len(arr), values.dtype.type(0 if default is None else default), out)
+    return out
 
 
 def _mark_missing(arr: pa.Array, nulls: tuple) -> np.ndarray:
@@ -278,40 +334,48 @@ def _finish_keys(col: Column, keys: np.ndarray, present: np.ndarray) -> np.ndarr
     return keys
 
 
-def _quick(arr: pa.Array, col: Column, nulls_done: bool) -> Coerced | None:
+def _quick(arr: pa.Array, col: Column, nulls_done: bool, out) -> Coerced | None:
     """The common clean cases without masks: a typed column of the right type, keys of text whose
-    missing values are already null."""
+    missing values are already null; written straight into ``out`` when given."""
     if col.output != "dense":
         return None
     t = arr.type
     if col.dtype in NUMERIC_DTYPES and t == pa.from_numpy_dtype(col.value_dtype):
-        if arr.null_count == 0:
-            return Coerced(arr.to_numpy(zero_copy_only=False).copy(), Bad(), Bad(), 0)
-        if col.default is not None:
-            vals = pc.fill_null(arr, pa.scalar(col.default, t)).to_numpy(zero_copy_only=False).copy()
-            return Coerced(vals, Bad(), Bad(), arr.null_count)
-        return None
+        if arr.null_count and col.default is None:
+            return None
+        return Coerced(fill_nulls(arr, col.default, out), Bad(), Bad(), arr.null_count)
     if col.dtype == "key" and nulls_done and col.default is None and col.hash_salt is None and \
             not col.num_buckets and (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        return Coerced(hashing.hash_strings(arr), Bad(), Bad(), 0)
+        return Coerced(hashing.hash_strings(arr, out=out), Bad(), Bad(), 0)
     return None
 
 
 def coerce_column(arr, col: Column, nulls: tuple, replace_bad: bool = False, strip: bool = False,
-                  nulls_done: bool = False) -> Coerced:
+                  nulls_done: bool = False, out: np.ndarray | None = None) -> Coerced:
     """Values of ``col`` from the Arrow array ``arr`` (one entry per row of the block).
 
     Missing values take the column default (``filled``) or the missing marker; bad values are
     replaced by the default when ``replace_bad`` and the column has one, else reported in ``bad``.
     ``nulls_done``: the reader already made empty texts null (Arrow's CSV ``null_values``).
+    ``out``: a dense column's values go there (a [rows] array, possibly strided, of the column's
+    dtype), and it is the result's ``values``.
     """
     arr = plain(arr)
     if col.multi_valued:
         return _coerce_multi(arr, col, nulls, replace_bad, strip)
     done = nulls_done and nulls == ("",) and not strip  # (stripping can make new empty texts)
-    quick = _quick(arr, col, done)
-    if quick is not None:
-        return quick
+    quick = _quick(arr, col, done, out)
+    if quick is None:
+        quick = _coerce_single(arr, col, nulls, replace_bad, strip, done)
+        if out is not None and col.output == "dense":
+            out[:] = quick.values
+            quick.values = out
+    return quick
+
+
+def _coerce_single(arr: pa.Array, col: Column, nulls: tuple, replace_bad: bool, strip: bool,
+                   done: bool) -> Coerced:
+    """``coerce_column`` of a single-valued column off the quick path: masks, defaults, bad values."""
     bad = Bad()
     vals, missing = _convert(arr, col, () if done else nulls, strip, bad)
     bad.sort()

@@ -18,9 +18,8 @@ Example:
 
 from __future__ import annotations
 
-import numpy as np
-
 from sparseflow._src.data.dataset_structure import TensorSpec
+from sparseflow._src.data.readers.blocks import StackColumns
 from sparseflow._src.data.readers.csv_reader import CsvSource
 from sparseflow._src.data.readers.reader_dataset import ReaderDataset
 from sparseflow._src.data.readers.schema import Column, Schema
@@ -39,11 +38,9 @@ def criteo_schema(num_buckets: int | None = None, salt_fields: bool = False, int
                      for n in CAT_FEATURES])
 
 
-def _stack(values: dict) -> dict:
-    # stacked field-major (contiguous copies) and transposed: [rows, fields] in Fortran order
-    return {"label": values["label"],
-            "dense": np.stack([values[n] for n in INT_FEATURES]).T,
-            "keys": np.stack([values[n] for n in CAT_FEATURES]).T}
+# dense [rows, 13] and keys [rows, 26], C order: the columns are written straight into them, and a
+# batch of rows is a contiguous slice
+_STACK = StackColumns({"dense": INT_FEATURES, "keys": CAT_FEATURES})
 
 
 def read_criteo(paths, *, stacked: bool = False, num_buckets: int | None = None, salt_fields: bool = False,
@@ -64,4 +61,4 @@ def read_criteo(paths, *, stacked: bool = False, num_buckets: int | None = None,
         spec = {"label": TensorSpec([], dtypes.float32), "dense": TensorSpec([13], dtypes.float32),
                 "keys": TensorSpec([26], key_dtype)}
     return ReaderDataset([source], schema, bad_records=bad_records, reject_file=reject_file,
-                         num_parallel_reads=num_parallel_reads, post=_stack if stacked else None, element_spec=spec)
+                         num_parallel_reads=num_parallel_reads, post=_STACK if stacked else None, element_spec=spec)

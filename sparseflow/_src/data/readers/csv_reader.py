@@ -5,7 +5,8 @@ A file is read (and decompressed) as a stream and cut into pieces of whole lines
 and every row's line number is known: the piece's first line plus the row's place among the
 piece's non-blank lines. Blank lines are not records.
 
-Each piece is tried on the fast path first: Arrow converts numbers itself and checks UTF-8. When
+Each piece is tried on the fast path first: Arrow converts numbers itself and checks UTF-8 (a
+piece of pure ASCII, known from the scan that counts its newlines, needs no check). When
 that fails (a value that is not a number, invalid UTF-8, a number Arrow would silently turn into
 inf), or when a quote runs over a line end, the piece is parsed again with every column as raw
 bytes, lines with unbalanced quotes are taken out as bad records, and ``coerce`` finds the bad
@@ -18,7 +19,6 @@ from __future__ import annotations
 import io
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from sparseflow._src.data.readers.blocks import (
@@ -32,6 +32,7 @@ from sparseflow._src.data.readers.blocks import (
     read_fully,
     read_head_lines,
 )
+from sparseflow._src.data.readers.coerce import has_inf
 from sparseflow._src.data.readers.policy import BadRecord, text_of
 from sparseflow._src.data.readers.schema import Column, Schema
 
@@ -112,8 +113,8 @@ class CsvSource:
                 offset = stream.tell() - len(rest)
                 stream.close()
                 pieces = mapped_line_pieces(path, self.block_size, n_head + 1, offset)
-            for piece, first, n_newlines in pieces:
-                yield lambda piece=piece, first=first, n=n_newlines: plan.parse(piece, first, n)
+            for piece, first, n_newlines, ascii_only in pieces:
+                yield lambda piece=piece, first=first, n=n_newlines, a=ascii_only: plan.parse(piece, first, n, a)
         finally:
             stream.close()
 
@@ -156,25 +157,27 @@ class _Plan:
         self.fast_types = fast
         self.float_cols = [n for n, t in fast.items() if pa.types.is_floating(t)]
 
-    def _options(self, n_bytes, handler, types, nulls):
+    def _options(self, n_bytes, handler, types, nulls, check_utf8=True):
         return dict(
             read_options=pacsv.ReadOptions(column_names=self.names, use_threads=False, block_size=n_bytes + 64),
             parse_options=pacsv.ParseOptions(delimiter=self.src.delimiter, quote_char=self.src.quote_char,
                                              invalid_row_handler=handler, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(self.wanted),
                                                  null_values=nulls, strings_can_be_null=bool(nulls),
-                                                 check_utf8=True, auto_dict_encode=False))
+                                                 check_utf8=check_utf8, auto_dict_encode=False))
 
-    def parse(self, piece, first_line: int, n_newlines: int) -> RawBlock:
+    def parse(self, piece, first_line: int, n_newlines: int, ascii_only: bool = False) -> RawBlock:
+        """The records of ``piece`` (whole lines; ``n_newlines`` of them, the first is line
+        ``first_line``); ``ascii_only``: no byte of the piece is >= 0x80."""
         piece = self.src.decode(piece)
-        table, invalid = self._fast(piece, n_newlines)
+        table, invalid = self._fast(piece, n_newlines, ascii_only)
         if table is None:
             return self._slow(piece, first_line)
         block = self._block(table, invalid, piece, first_line, [])
         block.nulls_done = True
         return block
 
-    def _fast(self, piece: bytes, n_newlines: int):
+    def _fast(self, piece: bytes, n_newlines: int, ascii_only: bool):
         invalid = []
 
         def handler(row):
@@ -182,7 +185,9 @@ class _Plan:
             return "skip"
 
         try:
-            table = pacsv.read_csv(pa.BufferReader(piece), **self._options(len(piece), handler, self.fast_types, [""]))
+            # ASCII text is valid UTF-8: Arrow need not check it again
+            table = pacsv.read_csv(pa.BufferReader(piece), **self._options(len(piece), handler, self.fast_types, [""],
+                                                                           check_utf8=not ascii_only))
         except pa.ArrowInvalid:
             return None, None
         n_lines = n_newlines + (0 if len(piece) and memoryview(piece)[-1] == 10 else 1)
@@ -191,8 +196,7 @@ class _Plan:
                 any("\n" in t for _, t, _, _ in invalid):
             return None, None  # a quote ran over a line end
         for name in self.float_cols:
-            col = table.column(name)
-            if col.null_count < len(col) and pc.any(pc.is_inf(col)).as_py():
+            if has_inf(table.column(name)):
                 return None, None  # "1e39" -> inf in float32: let coerce judge the text
         return table, invalid
 

@@ -45,8 +45,9 @@ def _np_buffer(buf, dtype):
     return np.frombuffer(buf, dtype)
 
 
-def hash_strings(arr: pa.Array, missing=MISSING_KEY) -> np.ndarray:
-    """Fingerprint64 of every value of a string/binary Arrow array (nulls -> ``missing``), uint64."""
+def hash_strings(arr: pa.Array, missing=MISSING_KEY, out: np.ndarray | None = None) -> np.ndarray:
+    """Fingerprint64 of every value of a string/binary Arrow array (nulls -> ``missing``), uint64;
+    written into ``out`` (a [len] uint64 array, possibly strided) when given."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
@@ -60,7 +61,10 @@ def hash_strings(arr: pa.Array, missing=MISSING_KEY) -> np.ndarray:
     else:
         raise TypeError(f"hash_strings takes a string or binary array, got {t}")
     n = len(arr)
-    out = np.empty(n, np.uint64)
+    if out is None:
+        out = np.empty(n, np.uint64)
+    elif out.shape != (n,) or out.dtype != np.uint64:
+        raise ValueError(f"hash_strings: out must be a [{n}] uint64 array, got {out.shape} {out.dtype}")
     if n == 0:
         return out
     validity, offsets, data = arr.buffers()[:3]

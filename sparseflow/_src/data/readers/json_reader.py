@@ -43,7 +43,7 @@ class JsonSource:
         schema = schema.with_sources(self.rename)
         stream = open_stream(path, self.compression)
         try:
-            for piece, first, _ in line_pieces(stream, path, self.block_size, 1):
+            for piece, first, *_ in line_pieces(stream, path, self.block_size, 1):
                 yield lambda piece=piece, first=first: _parse(piece, first, path, schema)
         finally:
             stream.close()
