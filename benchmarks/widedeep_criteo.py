@@ -62,46 +62,8 @@ import sparseflow as tf  # noqa: E402
 from sparseflow import embedding  # noqa: E402
 from sparseflow._src.data.readers.criteo import read_criteo  # noqa: E402
 
-BATCH, FIELDS, NUMERIC, DIM = 2048, 26, 13, 16
-HIDDEN = (512, 256, 128)
-WARMUP = 5
-# per-field vocabulary caps (Criteo-like) and the hidden model's per-field weight scale
-_CARDS = [1400, 550, 2_000_000, 600_000, 300, 24, 12_000, 600, 3, 90_000, 5_600, 1_800_000, 3_200, 27,
-          14_000, 1_000_000, 10, 5_600, 2_100, 4, 1_500_000, 18, 15, 140_000, 100, 90_000]
-
-
-# ---------------------------------------------------------------------------- synthetic data
-def make_synthetic(path: str, rows: int, seed: int = 0):
-    """A Criteo-format file with a learnable label: ``logit = sum_f w_f[id] + numeric terms + b``,
-    ``w_f`` a hidden normal weight per (field, id), ids Zipf(1.2) capped at the field's cardinality
-    (15% missing), 13 geometric counts (20% missing); label ~ Bernoulli(sigmoid(logit))."""
-    rng = np.random.default_rng(seed)
-    scales = rng.uniform(0.1, 0.75, FIELDS)
-    weights = [rng.standard_normal(min(card, 1 << 17)).astype(np.float32) * s for card, s in zip(_CARDS, scales)]
-    num_w = rng.normal(0, 0.25, NUMERIC)
-    int_vocab = np.array([str(i) for i in range(0, 5001)] + [""], dtype=object)
-    with open(path, "w") as f:
-        for start in range(0, rows, 100_000):
-            n = min(100_000, rows - start)
-            logit = np.full(n, -2.3)
-            cols = []
-            for j in range(NUMERIC):
-                v = np.minimum(rng.geometric(0.05 if j % 2 else 0.01, n), 5000)
-                missing = rng.random(n) < 0.2
-                z = np.log1p(v) - 3.0
-                logit += np.where(missing, 0.0, num_w[j] * z)
-                v[missing] = len(int_vocab) - 1
-                cols.append(int_vocab[v])
-            for fi, card in enumerate(_CARDS):
-                ids = np.minimum(rng.zipf(1.2, n), card)
-                missing = rng.random(n) < 0.15
-                logit += np.where(missing, 0.0, weights[fi][ids % len(weights[fi])])
-                vocab, inv = np.unique((ids * 2654435761 + fi * 40503) % (1 << 32), return_inverse=True)
-                hexes = np.array([f"{x:08x}" for x in vocab.tolist()] + [""], dtype=object)
-                inv[missing] = len(vocab)
-                cols.append(hexes[inv])
-            label = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "1", "0").astype(object)
-            f.write("\n".join("\t".join(r) for r in zip(label, *cols)) + "\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from w1_data import BATCH, DIM, FIELDS, HIDDEN, NUMERIC, WARMUP, make_synthetic, rank_auc  # noqa: E402
 
 
 def load(path: str, rows: int | None):
@@ -130,7 +92,7 @@ def build(seed: int = 0):
         labels = tf.placeholder(tf.float32, [None], name="labels")
         opt = embedding.Adagrad(0.05, 0.1)
         wide_t = embedding.EmbeddingTable("wide", 1, optimizer=opt, initializer=0.0)
-        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt)
+        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt, seed=None if seed == 0 else seed)
         bias = tf.Variable(np.zeros([1], np.float32), name="wide_bias")
 
         def logits(training):
@@ -152,22 +114,6 @@ def build(seed: int = 0):
         probs = tf.sigmoid(logits(False))
         init = tf.global_variables_initializer()
     return g, (keys, numerics, labels), loss, train, probs, init
-
-
-def rank_auc(labels, scores) -> float:
-    """Exact ROC AUC (Mann-Whitney U, tied scores get average ranks)."""
-    labels = np.asarray(labels) > 0.5
-    order = np.argsort(scores, kind="mergesort")
-    s = np.asarray(scores)[order]
-    ranks = np.empty(len(s), np.float64)
-    bounds = np.flatnonzero(np.diff(s)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(s)]])
-    avg = (starts + ends + 1) / 2.0  # 1-based average rank of each tie group
-    ranks[order] = np.repeat(avg, ends - starts)
-    npos = labels.sum()
-    nneg = len(labels) - npos
-    return float((ranks[labels].sum() - npos * (npos + 1) / 2) / (npos * nneg))
 
 
 # ---------------------------------------------------------------------------- profile
@@ -225,6 +171,7 @@ def main(argv=None):
                     help="OpenBLAS threads (default 1: on a shared 2-vCPU machine two spinning BLAS threads are "
                          "several times slower; the inter-op pool overlaps the sparse ops with the GEMMs instead)")
     ap.add_argument("--profile-steps", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -246,7 +193,7 @@ def main(argv=None):
     train_feeds = [(keys[i * BATCH:(i + 1) * BATCH], dense[i * BATCH:(i + 1) * BATCH],
                     labels[i * BATCH:(i + 1) * BATCH]) for i in range(steps)]
 
-    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build()
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed)
     config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op)
     with tf.Session(graph=g, config=config) as sess:
         sess.run(init)
