@@ -43,13 +43,14 @@ import time
 
 
 def _blas_threads(argv) -> str:
-    """``--blas-threads N`` (default 1) must reach OpenBLAS before NumPy loads it."""
+    """``--blas-threads N`` (default: one per CPU, as TensorFlow's intra-op pool) must reach OpenBLAS
+    before NumPy loads it."""
     for i, a in enumerate(argv):
         if a == "--blas-threads" and i + 1 < len(argv):
             return argv[i + 1]
         if a.startswith("--blas-threads="):
             return a.split("=", 1)[1]
-    return os.environ.get("OPENBLAS_NUM_THREADS", "1")
+    return os.environ.get("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
 
 
 os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _blas_threads(sys.argv)
@@ -168,8 +169,8 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=None, help="rows to use (default 500,000 synthetic / all)")
     ap.add_argument("--inter-op", type=int, default=1, help="inter_op_parallelism_threads (1: sequential)")
     ap.add_argument("--blas-threads", type=int, default=int(os.environ["OPENBLAS_NUM_THREADS"]),
-                    help="OpenBLAS threads (default 1: on a shared 2-vCPU machine two spinning BLAS threads are "
-                         "several times slower; the inter-op pool overlaps the sparse ops with the GEMMs instead)")
+                    help="OpenBLAS threads (default: one per CPU, the threads TensorFlow's GEMMs use; OpenBLAS "
+                         "threads spin while waiting, so under heavy contention 1 can be faster)")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
     args = ap.parse_args(argv)
