@@ -10,7 +10,7 @@ from sparseflow._src.framework.op_def import is_registered
 from sparseflow._src.framework.tensor_shape import TensorShape
 from sparseflow._src.passes.constant_fold import MAX_CONSTANT_BYTES, constant_fold
 from sparseflow._src.passes.context import PassContext
-from sparseflow._src.runtime.session import _evaluate_constant_subgraph
+from sparseflow._src.runtime.master import evaluate_constant_subgraph as _evaluate_constant_subgraph
 
 F32, I32 = dtypes.float32, dtypes.int32
 

@@ -10,7 +10,7 @@ from sparseflow._src.framework.tensor_shape import TensorShape
 from sparseflow._src.passes import optional_passes
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import default_pipeline, run_pipeline
-from sparseflow._src.runtime.session import _evaluate_constant_subgraph
+from sparseflow._src.runtime.master import evaluate_constant_subgraph as _evaluate_constant_subgraph
 
 F32 = dtypes.float32
 D0, D1 = (f"/job:localhost/replica:0/task:0/device:CPU:{i}" for i in range(2))

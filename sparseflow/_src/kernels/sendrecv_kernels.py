@@ -1,4 +1,8 @@
-"""CPU kernels of _Send and _Recv: they meet at the step's rendezvous."""
+"""CPU kernels of _Send and _Recv: they meet at the step's rendezvous.
+
+``_Recv`` also offers ``start_async(ctx, done)``, so a dataflow executor waits for a tensor
+without holding a thread.
+"""
 
 from __future__ import annotations
 
@@ -29,4 +33,9 @@ def _recv(node):
         k = key if ctx.frame == "0:0" else _key(node, ctx.frame)
         return ctx.rendezvous.recv(k, ctx.remaining())
 
+    def start_async(ctx, done):
+        """For dataflow executors: ``done(value, error)`` is called when the tensor arrives."""
+        ctx.rendezvous.recv_async(key if ctx.frame == "0:0" else _key(node, ctx.frame), done)
+
+    compute.start_async = start_async
     return compute

@@ -22,6 +22,7 @@ from sparseflow._src.framework.toposort import CycleError, stable_toposort
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
 
 _plan_ids = itertools.count()
+CHECK_EVERY = 32  # ops between cancellation/deadline checks in a straight-line plan with a context
 
 FEED_OP = "_Feed"
 FETCH_OP = "_Fetch"
@@ -56,11 +57,11 @@ class StepContext:
 
     __slots__ = ("rendezvous", "step_id", "deadline", "cancelled", "session", "frame", "run_options")
 
-    def __init__(self, rendezvous, step_id, deadline=None, session=None, run_options=None):
+    def __init__(self, rendezvous, step_id, deadline=None, session=None, run_options=None, cancelled=None):
         self.rendezvous = rendezvous
         self.step_id = step_id
         self.deadline = deadline
-        self.cancelled = threading.Event()
+        self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.session = session
         self.frame = "0:0"
         self.run_options = run_options
@@ -70,6 +71,19 @@ class StepContext:
         if self.deadline is None:
             return None
         return self.deadline - time.monotonic()
+
+    def check(self, node=None):
+        """Raises CancelledError / DeadlineExceededError (naming ``node``) when the step must stop."""
+        if self.cancelled.is_set():
+            err = getattr(self.rendezvous, "aborted", None)
+            if err is not None:
+                raise err
+            raise errors.CancelledError(None, node, "Step was cancelled." if node is None else
+                                        errors.op_error_message(node, "Step was cancelled."))
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            what = "Timed out waiting for the step to finish (RunOptions.timeout_in_ms)."
+            raise errors.DeadlineExceededError(None, node, what if node is None else
+                                               errors.op_error_message(node, what))
 
 
 def kernel_error(node, exc: BaseException) -> errors.OpError:
@@ -151,6 +165,7 @@ class Plan:
                 if i >= 0 and j >= 0:
                     self.after.setdefault(i, set()).add(j)
         self.needs_context = any(s.needs_context for s in self.steps)
+        self.checks_cancellation = self.needs_context
         self._fn, self._line_to_step = self._generate()
 
     # ------------------------------------------------------------------ build
@@ -191,6 +206,10 @@ class Plan:
             lines.append("    " + "".join(f"f{i}, " for i in range(self.feed_count)) + "= feeds")
         env = {"_deref": _deref}
         line_to_step = {}
+        # A plan that runs with a step context checks cancellation and the deadline before every
+        # kernel that may wait (Recv, queues, ...) and every CHECK_EVERY ops.
+        checked = self.checks_cancellation
+        since_check = 0
 
         def ref(p, k):
             return f"f{-1 - p}" if p < 0 else f"v{p}_{k}"
@@ -210,6 +229,11 @@ class Plan:
             if st.needs_context:
                 args.insert(0, "ctx")
             call = f"{kname}({', '.join(args)})"
+            if checked and (st.needs_context or since_check >= CHECK_EVERY):
+                env[f"n{st.index}"] = st.node
+                lines.append(f"    ctx.check(n{st.index})")
+                since_check = 0
+            since_check += 1
             used = used_outputs.get(st.index, set())
             if st.num_outputs == 0 or not used:
                 line = f"    {call}"
@@ -259,12 +283,7 @@ class Plan:
         values: dict[tuple[int, int], object] = {}
         for st in self.steps:
             if ctx is not None:
-                if ctx.cancelled.is_set():
-                    raise errors.CancelledError(None, st.node, "Step was cancelled.")
-                if ctx.deadline is not None and time.monotonic() > ctx.deadline:
-                    raise errors.DeadlineExceededError(None, st.node, errors.op_error_message(
-                        st.node, "Timed out waiting for the step to finish (RunOptions.timeout_in_ms).")
-                    )
+                ctx.check(st.node)
             args = []
             for (p, k), d in zip(st.inputs, st.deref):
                 v = feeds[-1 - p] if p < 0 else values[(p, k)]
@@ -304,10 +323,26 @@ class Plan:
         remaining = [len(self.steps)]
         failure: list = []
 
+        def fail(st: Step, e: BaseException):
+            with lock:
+                failure.append(kernel_error(st.node, e))
+            if ctx is not None:
+                ctx.cancelled.set()
+                if ctx.rendezvous is not None:
+                    ctx.rendezvous.abort(failure[0])
+            done.set()
+
         def execute(st: Step):
             if failure:
                 return
             try:
+                if ctx is not None:
+                    ctx.check(st.node)
+                start_async = getattr(st.compute, "start_async", None)
+                if start_async is not None and ctx is not None:
+                    # An asynchronous kernel (a _Recv) holds no pool thread while it waits.
+                    start_async(ctx, lambda value, err: finish_async(st, value, err))
+                    return
                 args = []
                 for (p, k), d in zip(st.inputs, st.deref):
                     v = feeds[-1 - p] if p < 0 else values[(p, k)]
@@ -317,14 +352,18 @@ class Plan:
                 out = st.compute(*args)
                 _store(values, st, out)
             except BaseException as e:
-                with lock:
-                    failure.append(kernel_error(st.node, e))
-                if ctx is not None:
-                    ctx.cancelled.set()
-                    if ctx.rendezvous is not None:
-                        ctx.rendezvous.abort(failure[0])
-                done.set()
+                fail(st, e)
                 return
+            finish(st)
+
+        def finish_async(st: Step, value, err):
+            if err is not None:
+                fail(st, err)
+                return
+            _store(values, st, value)
+            finish(st)
+
+        def finish(st: Step):
             ready = []
             with lock:
                 for pk in st.inputs:

@@ -12,76 +12,89 @@ Example:
 
 from __future__ import annotations
 
-import itertools
-import sys
+import secrets
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from sparseflow._src.framework import default_session, errors
 from sparseflow._src.framework.graph import get_default_graph
-from sparseflow._src.framework.ir import GraphIR
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
-from sparseflow._src.passes.context import PassContext
-from sparseflow._src.passes.pipeline import run_pipeline
 from sparseflow._src.runtime.devices import DeviceMgr
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
-from sparseflow._src.runtime.plan import Plan, StepContext
-from sparseflow._src.runtime.rendezvous import LocalRendezvous
+from sparseflow._src.runtime.master import GraphSource, MasterEnv, MasterSession, deadline_from
 from sparseflow._src.runtime.step_stats import fill_step_stats
+from sparseflow._src.runtime.worker import Worker
 
-_step_ids = itertools.count(1)
+# Session targets other than "" ("grpc://host:port") are opened by factories that higher layers
+# register (the distributed runtime registers "grpc://"): prefix -> fn(target, graph, config) -> master.
+_TARGET_FACTORIES: dict = {}
+
+
+def register_session_target(prefix: str, factory) -> None:
+    """Lets ``tf.Session(target)`` open targets starting with ``prefix`` through ``factory``."""
+    _TARGET_FACTORIES[prefix] = factory
 
 
 class _CompiledRun:
-    """A cached plan with what it needs to take feeds and give fetches."""
+    """A compiled signature with what it needs to take feeds and give fetches."""
 
-    __slots__ = ("plan", "feed_converters", "fetch_tensors", "explain_text", "runs", "simple",
-                 "fetch_converters")
+    __slots__ = ("graph", "feed_converters", "fetch_tensors", "runs", "simple", "fetch_converters")
 
-    def __init__(self, plan, feed_converters, fetch_tensors, explain_text, simple=False):
-        self.plan = plan
+    def __init__(self, graph, feed_converters, fetch_tensors, simple=False):
+        self.graph = graph  # the master's ClientGraph
         self.feed_converters = feed_converters
         self.fetch_tensors = fetch_tensors
-        self.explain_text = explain_text
         self.runs = 0
-        self.simple = simple  # only Tensor fetches, run as plain plan.run(feeds, None)
+        self.simple = simple  # one straight-line plan, only Tensor fetches: plan.run(feeds, None)
         self.fetch_converters = [_to_fetch_value] * len(fetch_tensors)  # used when simple: only Tensors
+
+    @property
+    def explain_text(self):
+        return self.graph.explain_text
 
 
 class BaseSession:
-    """A TF1 session on this process's devices (``ConfigProto(device_count={"CPU": n})``)."""
+    """A TF1 session: the client of a master (in-process for ``target=""``, a cluster's otherwise)."""
 
     def __init__(self, target: str = "", graph=None, config=None):
-        if target:
-            raise errors.UnimplementedError(None, None, f"Session target {target!r}: remote sessions come with "
-                                                        f"the distributed runtime; use target='' for a local one.")
+        if target is None:
+            target = ""
+        if not isinstance(target, str):
+            target = target.decode() if isinstance(target, bytes) else str(target)
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config
         self._target = target
-        num_cpus = 1
-        if config is not None:
-            try:
-                num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-            except (AttributeError, TypeError):
-                num_cpus = 1
-        self._devices = DeviceMgr.local(num_cpus)
         self._cache: dict = {}
         self._run_cache: dict = {}  # (fetches, feed keys) -> (graph mutations, compiled, mapper, unique)
         self._lock = threading.RLock()
         self._closed = False
-        self._stateful_kernels: dict = {}
-        # Per-session state shared by stateful kernels (random counters, ...); "graph" lets kernels of
-        # host-side resources (datasets, tables) find objects the graph registered by name.
-        self._session_state: dict = {"graph": self._graph}
         threads = getattr(config, "inter_op_parallelism_threads", 0) if config is not None else 0
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sparseflow-inter-op") \
             if threads and threads > 1 else None
         self._default_ctx = None
+        self._worker = None
+        if target:
+            factory = next((f for p, f in _TARGET_FACTORIES.items() if target.startswith(p)), None)
+            if factory is None:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Session target {target!r} is not supported: use '' for a local session or "
+                                f"'grpc://host:port' (a tf.train.Server's target; `import sparseflow` registers it).")
+            self._master = factory(target, self._graph, config)
+        else:
+            num_cpus = 1
+            if config is not None:
+                try:
+                    num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
+                except (AttributeError, TypeError):
+                    num_cpus = 1
+            # A local session owns its worker: its devices, variables and tables end with it.
+            self._worker = Worker(DeviceMgr.local(num_cpus))
+            self._master = MasterSession(f"{secrets.randbits(64):016x}", GraphSource(self._graph),
+                                         MasterEnv(self._worker), config)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -98,10 +111,14 @@ class BaseSession:
 
     @property
     def devices(self) -> DeviceMgr:
-        return self._devices
+        """The devices of this session's own worker (a local session's)."""
+        if self._worker is None:
+            return self._master.env.local_worker.devices
+        return self._worker.devices
 
     def list_devices(self):
-        return [_DeviceAttributes(n, "CPU", 0, self._devices.incarnations[n]) for n in self._devices.names]
+        return self._master.list_devices() if hasattr(self._master, "list_devices") else \
+            self._worker.get_status()
 
     # ------------------------------------------------------------------ lifecycle
     def close(self):
@@ -111,8 +128,10 @@ class BaseSession:
             self._closed = True
             self._cache.clear()
             self._run_cache.clear()
-            self._stateful_kernels.clear()
-            self._devices.clear()
+            self._master.close()
+            if self._worker is not None:
+                self._worker.steps.abort_all(errors.CancelledError(None, None, "Session has been closed."))
+                self._worker.devices.clear()
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
 
@@ -148,20 +167,11 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
 
     def reset_containers(self, containers=None):
-        """Destroys the resources (variables, tables) of ``containers`` (all when None)."""
-        self._devices.clear(containers)
-        self._stateful_kernels.clear()
+        """Destroys the resources (variables, tables) of ``containers`` (all when None) on this
+        session's worker."""
+        self._master.env.local_worker.cleanup_all(containers)
         self._cache.clear()
         self._run_cache.clear()
-
-    # ------------------------------------------------------------------ stateful kernels
-    def stateful_kernel(self, node, kdef, kernel_node, scope: str = ""):
-        """The kernel of a stateful node, built once per session (``scope``: the function body)."""
-        key = (scope, node.device, node.name, node.op)
-        k = self._stateful_kernels.get(key)
-        if k is None:
-            k = self._stateful_kernels[key] = kdef.factory(kernel_node)
-        return k
 
     # ------------------------------------------------------------------ run
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -233,72 +243,33 @@ class BaseSession:
                     c = self._cache[key] = self._compile(list(feed_keys), list(fetches))
         return c
 
-    def _pass_context(self, feeds, fetch_tensors, targets) -> PassContext:
-        cfg = self._config
-        soft = bool(getattr(cfg, "allow_soft_placement", True)) if cfg is not None else True
-        return PassContext(feeds=[t.name for t in feeds], fetches=[t.name for t in fetch_tensors],
-                           targets=[op.name for op in targets], devices=list(self._devices.names),
-                           client_device=self._devices.names[0], allow_soft_placement=soft,
-                           log_device_placement=bool(getattr(cfg, "log_device_placement", False)),
-                           evaluate=_evaluate_constant_subgraph,
-                           incarnations=dict(self._devices.incarnations),
-                           disabled=_disabled_passes(cfg))
-
     def _compile(self, feeds: list[Tensor], fetches: list) -> _CompiledRun:
-        if len(set(feeds)) != len(feeds):
-            raise errors.InvalidArgumentError(None, None, "The same tensor is fed twice.")
         fetch_tensors = [f for f in fetches if isinstance(f, Tensor)]
         targets = [f for f in fetches if isinstance(f, Operation)]
         if not fetches:
             raise errors.InvalidArgumentError(None, None, "Must specify at least one target to fetch or execute.")
-        ctx = self._pass_context(feeds, fetch_tensors, targets)
-        ir = GraphIR.from_graph(self._graph)
-        try:
-            ir = run_pipeline(ir, ctx)
-        except ValueError as e:
-            raise errors.InvalidArgumentError(None, None, str(e)) from e
-        if ctx.log_device_placement:
-            for e in ctx.log:
-                if isinstance(e, str):
-                    print(e, file=sys.stderr)
-        feed_nodes = [f"_feed_{i}" for i in range(len(feeds))]
-        fetch_nodes = [f"_fetch_{i}" for i in range(len(fetch_tensors))]
-        plan = Plan(ir.nodes, feed_nodes, fetch_nodes, self._devices, self, _send_recv_deps(ir), library=ir.library)
+        graph = self._master.compile([t.name for t in feeds], [t.name for t in fetch_tensors],
+                                     [op.name for op in targets])
         converters = [FeedConverter(t) for t in feeds]
-        explain = _explain_text(ir, ctx)
-        # Results by unique fetch: Tensors get values, Operations get None.
         timeout = getattr(self._config, "operation_timeout_in_ms", 0) if self._config is not None else 0
-        simple = not plan.needs_context and not (timeout and timeout > 0) and self._pool is None and \
+        simple = graph.direct_plan is not None and not (timeout and timeout > 0) and self._pool is None and \
             len(fetch_tensors) == len(fetches)
-        return _CompiledRun(plan, converters, fetches, explain, simple)
+        return _CompiledRun(graph, converters, fetches, simple)
 
     def _run_compiled(self, c: _CompiledRun, feed_values, options=None, run_metadata=None):
         feeds = [conv(v) for conv, v in zip(c.feed_converters, feed_values)]
-        plan = c.plan
-        if options is None and c.simple:  # no step context, deadline, tracing or thread pool
+        if options is None and c.simple:  # no step, deadline, tracing or thread pool
             c.runs += 1
-            return [conv(v) for conv, v in zip(c.fetch_converters, plan.run(feeds, None))]
-        timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
-        if not timeout_ms and self._config is not None:
-            timeout_ms = getattr(self._config, "operation_timeout_in_ms", 0) or 0
+            return [conv(v) for conv, v in zip(c.fetch_converters, c.graph.direct_plan.run(feeds, None))]
+        deadline = deadline_from(options, self._config)
         trace = getattr(options, "trace_level", 0) if options is not None else 0
-        ctx = None
-        if plan.needs_context or timeout_ms or self._pool is not None or trace:
-            deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms and timeout_ms > 0 else None
-            ctx = StepContext(LocalRendezvous(), next(_step_ids), deadline, self, options)
+        stats = [] if trace and run_metadata is not None else None
         c.runs += 1
         if run_metadata is not None and getattr(options, "output_partition_graphs", False):
-            _add_partition_graphs(run_metadata, c.plan)
-        if trace and run_metadata is not None:
-            stats = []
-            out = plan.run_traced(feeds, ctx, stats)
+            _add_partition_graphs(run_metadata, c.graph)
+        out = c.graph.run(feeds, deadline, options, stats, self._pool)
+        if stats is not None:
             fill_step_stats(run_metadata, stats)
-        elif self._pool is not None:
-            out = plan.run_parallel(feeds, ctx, self._pool)
-        elif timeout_ms and timeout_ms > 0:
-            out = plan.run_traced(feeds, ctx, None)
-        else:
-            out = plan.run(feeds, ctx)
         results = []
         it = iter(out)
         for f in c.fetch_tensors:
@@ -355,17 +326,6 @@ class InteractiveSession(BaseSession):
             self._graph_ctx2 = None
 
 
-class _DeviceAttributes:
-    def __init__(self, name, device_type, memory_limit, incarnation):
-        self.name = name
-        self.device_type = device_type
-        self.memory_limit_bytes = memory_limit
-        self.incarnation = incarnation
-
-    def __repr__(self):
-        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes}, {self.incarnation})"
-
-
 def _to_fetch_value(v):
     t = type(v)
     if t is np.float32 or t is np.float64 or t is np.int64 or t is np.int32:
@@ -383,68 +343,8 @@ def _to_fetch_value(v):
     return np.asarray(v)
 
 
-def _add_partition_graphs(run_metadata, plan):
+def _add_partition_graphs(run_metadata, graph):
     from sparseflow._src.framework.graph_io import ir_to_graph_def
 
-    by_device: dict[str, list] = {}
-    for st in plan.steps:
-        by_device.setdefault(st.node.device, []).append(st.node)
-    for dev in sorted(by_device):
-        run_metadata.partition_graphs.add().CopyFrom(ir_to_graph_def(GraphIR(by_device[dev])))
-
-
-def _send_recv_deps(ir: GraphIR) -> dict[str, list[str]]:
-    """Each _Recv runs after the _Send with the same key (they meet at the rendezvous)."""
-    sends = {}
-    for n in ir:
-        if n.op == "_Send":
-            sends[(n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"])] = n.name
-    deps: dict[str, list[str]] = {}
-    for n in ir:
-        if n.op == "_Recv":
-            s = sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]))
-            if s is not None:
-                deps.setdefault(n.name, []).append(s)
-    return deps
-
-
-def _disabled_passes(config) -> set:
-    out = set()
-    if config is None:
-        return out
-    try:
-        opts = config.graph_options.optimizer_options
-        if getattr(opts, "global_jit_level", 0) == -1:  # OptimizerOptions.OFF: no compiled fusion
-            out.add("fuse")
-        if getattr(opts, "opt_level", 0) == -1:  # L0: no optimizations
-            out.update({"cse", "constant_fold", "simplify", "fuse"})
-        if opts.HasField("do_constant_folding") and not opts.do_constant_folding:
-            out.add("constant_fold")
-        if opts.HasField("do_common_subexpression_elimination") and not opts.do_common_subexpression_elimination:
-            out.add("cse")
-    except (AttributeError, ValueError):
-        pass
-    return out
-
-
-def _explain_text(ir: GraphIR, ctx: PassContext) -> str:
-    lines = ["# passes: " + " -> ".join(f"{e[0]}({e[1]}->{e[2]} nodes, {e[3]:.2f} ms)"
-                                       for e in ctx.log if isinstance(e, tuple))]
-    by_device: dict[str, list] = {}
-    for n in ir.topological_order():
-        by_device.setdefault(n.device, []).append(n)
-    for dev in sorted(by_device):
-        lines.append(f"# partition {dev or '<client>'}")
-        lines.extend(n.format() for n in by_device[dev])
-    return "\n".join(lines)
-
-
-def _evaluate_constant_subgraph(ir: GraphIR, fetches: list[str]) -> list:
-    """Runs a small constant subgraph on the CPU (used by constant folding)."""
-    from sparseflow._src.passes.prune import prune
-
-    ctx = PassContext(feeds=[], fetches=list(fetches))
-    pruned = prune(ir, ctx)
-    nodes = [n.copy(device=n.device or ctx.client_device) for n in pruned]
-    plan = Plan(nodes, [], [f"_fetch_{i}" for i in range(len(fetches))], None, None)
-    return plan.run([], None)
+    for ir in graph.partition_irs.values():
+        run_metadata.partition_graphs.add().CopyFrom(ir_to_graph_def(ir))

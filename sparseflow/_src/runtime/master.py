@@ -1,0 +1,370 @@
+"""The master role: per run signature, prune/optimize/place/partition and register; per step, run.
+
+A ``MasterSession`` reads its graph from a source (the client's live ``Graph`` in-process, or
+the GraphDef a remote client sent and extended) and, for each new signature (feeds, fetches,
+targets), runs the pass pipeline over the devices of its environment, orders the whole step
+topologically (each ``_Send`` before its ``_Recv``), splits it by task, and registers each task's
+nodes once with that task's worker. A step then runs every task's registered graph under one
+step id: the client task's (which holds ``_Feed``/``_Fetch``) in the calling thread, the others
+through their worker interfaces. The first error of any task aborts the step on every task and
+is the error the client sees.
+
+The environment (``MasterEnv``) says which devices exist and how to reach each task's worker: a
+local Session's environment is its own in-process worker; a cluster's is built by the
+distributed layer (device discovery with deadlines, gRPC worker clients).
+
+Example:
+    >>> import sparseflow as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     y = tf.constant([1.0, 2.0]) * 2.0
+    ...     with tf.Session() as sess:
+    ...         print(sess.run(y))
+    [2. 4.]
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import threading
+import time
+
+from sparseflow._src.framework import errors
+from sparseflow._src.framework.ir import GraphIR, parse_input
+from sparseflow._src.passes.context import PassContext
+from sparseflow._src.passes.pipeline import run_pipeline
+from sparseflow._src.runtime.plan import Plan
+from sparseflow._src.runtime.step import task_of_device
+
+
+def new_step_id() -> int:
+    """A random step id with the top 8 bits clear (TensorFlow reserves the top bits)."""
+    return secrets.randbits(56) | 1
+
+
+class MasterEnv:
+    """Devices and workers of a master: here, one in-process worker (a local Session's)."""
+
+    def __init__(self, local_worker):
+        self.local_worker = local_worker
+
+    @property
+    def client_device(self) -> str:
+        return self.local_worker.devices.names[0]
+
+    def device_names(self) -> list[str]:
+        return list(self.local_worker.devices.names)
+
+    def incarnations(self) -> dict:
+        return dict(self.local_worker.devices.incarnations)
+
+    def prepare_tasks(self, tasks, session_handle: str, client_graph) -> None:
+        """Makes sure every task in ``tasks`` is reachable and has a worker session."""
+
+    def worker(self, task: str):
+        if task == self.local_worker.task:
+            return self.local_worker
+        raise errors.InvalidArgumentError(None, None, f"No such task in this session: {task}")
+
+    @property
+    def is_cluster(self) -> bool:
+        return False
+
+
+class GraphSource:
+    """The client's live Graph, read when a signature is compiled."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    @property
+    def version(self):
+        return self.graph._mutations
+
+    def ir(self) -> GraphIR:
+        return GraphIR.from_graph(self.graph)
+
+
+class TaskPart:
+    __slots__ = ("task", "worker", "graph_handle", "is_local")
+
+    def __init__(self, task, worker, graph_handle, is_local):
+        self.task = task
+        self.worker = worker
+        self.graph_handle = graph_handle
+        self.is_local = is_local
+
+
+class ClientGraph:
+    """One compiled signature: the registered graph of each task it runs on."""
+
+    def __init__(self, master, local: TaskPart, remote: list[TaskPart], local_graph, explain_text: str,
+                 partition_irs: dict):
+        self.master = master
+        self.local = local
+        self.remote = remote
+        self.local_graph = local_graph  # the client task's PartitionGraph
+        self.explain_text = explain_text
+        self.partition_irs = partition_irs  # device -> GraphIR (RunOptions.output_partition_graphs)
+        g = local_graph
+        # A single straight-line plan that needs no step context runs without a step.
+        self.direct_plan = g.main.plan if not remote and not g.needs_context else None
+        self.needs_step = bool(remote) or g.needs_context
+
+    def run(self, feeds: list, deadline: float | None = None, run_options=None, stats: list | None = None,
+            pool=None) -> list:
+        m = self.master
+        worker = m.env.local_worker
+        step_id = new_step_id()
+        if not self.remote:
+            try:
+                return worker.run_graph(m.handle, self.local.graph_handle, step_id, feeds, deadline, run_options,
+                                        stats, pool)
+            finally:
+                worker.cleanup_graph(step_id)
+        return self._run_tasks(step_id, feeds, deadline, run_options, stats, pool)
+
+    def _run_tasks(self, step_id, feeds, deadline, run_options, stats, pool) -> list:
+        m = self.master
+        worker = m.env.local_worker
+        first: list = []
+        lock = threading.Lock()
+
+        def failed(err, source):
+            with lock:
+                if first:
+                    return
+                first.append(err)
+            worker.cleanup_graph(step_id, err)
+            for part in self.remote:
+                if part is not source:
+                    part.worker.cleanup_graph_async(step_id, err)
+
+        trace = stats is not None
+        futures = []
+        cleanup = m.take_cleanups()
+        for part in self.remote:
+            f = part.worker.run_graph_async(m.handle, part.graph_handle, step_id, deadline, trace,
+                                            cleanup.get(part.task, ()))
+            f.add_done_callback(lambda f, part=part: f.exception() is not None and failed(f.exception(), part))
+            futures.append((part, f))
+        out = None
+        try:
+            out = worker.run_graph(m.handle, self.local.graph_handle, step_id, feeds, deadline, run_options, stats,
+                                   pool)
+        except BaseException as e:  # noqa: BLE001 - the first error of the step wins
+            failed(e, None)
+        for part, f in futures:
+            try:
+                part_stats = f.result()
+                if stats is not None and part_stats:
+                    stats.extend(part_stats)
+            except BaseException as e:  # noqa: BLE001
+                failed(e, part)
+        worker.cleanup_graph(step_id)
+        if first:
+            raise first[0]
+        m.add_cleanup(step_id, [p.task for p in self.remote])
+        return out
+
+
+class MasterSession:
+    """See the module docstring."""
+
+    def __init__(self, handle: str, source, env: MasterEnv, config=None):
+        self.handle = handle
+        self.source = source
+        self.env = env
+        self.config = config
+        self._graphs: dict = {}
+        self._lock = threading.RLock()
+        self._closed = False
+        self._pending_cleanups: dict[str, list[int]] = {}
+        env.local_worker.create_worker_session(handle, getattr(source, "graph", None))
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> ClientGraph:
+        """The compiled signature (cached per graph version)."""
+        key = (tuple(feeds), tuple(fetches), tuple(targets), self.source.version)
+        c = self._graphs.get(key)
+        if c is None:
+            with self._lock:
+                if self._closed:
+                    raise errors.CancelledError(None, None, "Session has been closed.")
+                c = self._graphs.get(key)
+                if c is None:
+                    c = self._graphs[key] = self._compile(feeds, fetches, targets)
+        return c
+
+    def _pass_context(self, feeds, fetches, targets) -> PassContext:
+        cfg = self.config
+        soft = bool(getattr(cfg, "allow_soft_placement", True)) if cfg is not None else True
+        return PassContext(feeds=list(feeds), fetches=list(fetches), targets=list(targets),
+                           devices=self.env.device_names(), client_device=self.env.client_device,
+                           allow_soft_placement=soft and not self.env.is_cluster,
+                           log_device_placement=bool(getattr(cfg, "log_device_placement", False)),
+                           evaluate=evaluate_constant_subgraph, incarnations=self.env.incarnations(),
+                           disabled=disabled_passes(cfg))
+
+    def _compile(self, feeds, fetches, targets) -> ClientGraph:
+        if len(set(feeds)) != len(feeds):
+            raise errors.InvalidArgumentError(None, None, "The same tensor is fed twice.")
+        if not fetches and not targets:
+            raise errors.InvalidArgumentError(None, None, "Must specify at least one target to fetch or execute.")
+        ctx = self._pass_context(feeds, fetches, targets)
+        ir = self.source.ir()
+        if self.env.is_cluster:
+            # Placement must know the tasks' devices and incarnations: ask the tasks the graph names.
+            self.env.prepare_tasks(_requested_tasks(ir), self.handle, getattr(self.source, "graph", None))
+            ctx.devices = self.env.device_names()
+            ctx.incarnations = self.env.incarnations()
+        try:
+            ir = run_pipeline(ir, ctx)
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from e
+        if ctx.log_device_placement:
+            for e in ctx.log:
+                if isinstance(e, str):
+                    print(e, file=sys.stderr)
+        order = _global_order(ir)
+        by_task: dict[str, list] = {}
+        for n in order:
+            by_task.setdefault(task_of_device(n.device), []).append(n)
+        local_task = self.env.local_worker.task
+        self.env.prepare_tasks(sorted(by_task), self.handle, getattr(self.source, "graph", None))
+        feed_nodes = [f"_feed_{i}" for i in range(len(feeds))]
+        fetch_nodes = [f"_fetch_{i}" for i in range(len(fetches))]
+        local_nodes = by_task.pop(local_task, [])
+        worker = self.env.local_worker
+        gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes)
+        local = TaskPart(local_task, worker, gh, True)
+        remote = []
+        for task, nodes in sorted(by_task.items()):
+            iface = self.env.worker(task)
+            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions),
+                                   False))
+        parts: dict[str, list] = {}
+        for n in order:
+            parts.setdefault(n.device, []).append(n)
+        partition_irs = {d: GraphIR(ns, ir.library, ir.versions) for d, ns in sorted(parts.items())}
+        return ClientGraph(self, local, remote, worker.graph(self.handle, gh), explain_text(ir, ctx), partition_irs)
+
+    # ------------------------------------------------------------------ steps and lifecycle
+    def take_cleanups(self) -> dict[str, list[int]]:
+        with self._lock:
+            out, self._pending_cleanups = self._pending_cleanups, {}
+        return out
+
+    def add_cleanup(self, step_id: int, tasks):
+        with self._lock:
+            for t in tasks:
+                ids = self._pending_cleanups.setdefault(t, [])
+                ids.append(step_id)
+                if len(ids) > 256:  # a long idle stretch between runs of this signature: flush
+                    pending = self._pending_cleanups.pop(t)
+                    self.env.worker(t).cleanup_steps_async(pending)
+
+    def close(self):
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            graphs, self._graphs = list(self._graphs.values()), {}
+            cleanups, self._pending_cleanups = self._pending_cleanups, {}
+        for t, ids in cleanups.items():
+            try:
+                self.env.worker(t).cleanup_steps_async(ids)
+            except errors.OpError:
+                pass
+        tasks = {p.task: p.worker for g in graphs for p in g.remote}
+        for iface in tasks.values():
+            try:
+                iface.delete_worker_session_async(self.handle)
+            except errors.OpError:
+                pass
+        self.env.local_worker.delete_worker_session(self.handle)
+
+
+def _requested_tasks(ir: GraphIR) -> list[str]:
+    """``/job:J/replica:R/task:T`` of the nodes whose device names a job and task."""
+    from sparseflow._src.framework.device_spec import DeviceSpec
+
+    out = set()
+    for n in ir:
+        if n.device:
+            s = DeviceSpec.from_string(n.device)
+            if s.job is not None and s.task is not None:
+                out.add(f"/job:{s.job}/replica:{s.replica or 0}/task:{s.task}")
+    return sorted(out)
+
+
+def _global_order(ir: GraphIR) -> list:
+    """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order."""
+    from sparseflow._src.framework.toposort import stable_toposort
+
+    nodes = ir.nodes
+    pos = {n.name: i for i, n in enumerate(nodes)}
+    sends = {}
+    for i, n in enumerate(nodes):
+        if n.op == "_Send":
+            sends[(n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"])] = i
+
+    def sources(i):
+        n = nodes[i]
+        yield from (pos.get(parse_input(x)[0], -1) for x in n.inputs)
+        if n.op == "_Recv":
+            yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
+
+    return [nodes[i] for i in stable_toposort(len(nodes), sources)]
+
+
+def disabled_passes(config) -> set:
+    out = set()
+    if config is None:
+        return out
+    try:
+        opts = config.graph_options.optimizer_options
+        if getattr(opts, "global_jit_level", 0) == -1:  # OptimizerOptions.OFF: no compiled fusion
+            out.add("fuse")
+        if getattr(opts, "opt_level", 0) == -1:  # L0: no optimizations
+            out.update({"cse", "constant_fold", "simplify", "fuse"})
+        if opts.HasField("do_constant_folding") and not opts.do_constant_folding:
+            out.add("constant_fold")
+        if opts.HasField("do_common_subexpression_elimination") and not opts.do_common_subexpression_elimination:
+            out.add("cse")
+    except (AttributeError, ValueError):
+        pass
+    return out
+
+
+def explain_text(ir: GraphIR, ctx: PassContext) -> str:
+    lines = ["# passes: " + " -> ".join(f"{e[0]}({e[1]}->{e[2]} nodes, {e[3]:.2f} ms)"
+                                       for e in ctx.log if isinstance(e, tuple))]
+    by_device: dict[str, list] = {}
+    for n in ir.topological_order():
+        by_device.setdefault(n.device, []).append(n)
+    for dev in sorted(by_device):
+        lines.append(f"# partition {dev or '<client>'}")
+        lines.extend(n.format() for n in by_device[dev])
+    return "\n".join(lines)
+
+
+def evaluate_constant_subgraph(ir: GraphIR, fetches: list[str]) -> list:
+    """Runs a small constant subgraph on the CPU (used by constant folding)."""
+    from sparseflow._src.passes.prune import prune
+
+    ctx = PassContext(feeds=[], fetches=list(fetches))
+    pruned = prune(ir, ctx)
+    nodes = [n.copy(device=n.device or ctx.client_device) for n in pruned]
+    plan = Plan(nodes, [], [f"_fetch_{i}" for i in range(len(fetches))], None, None)
+    return plan.run([], None)
+
+
+def deadline_from(options, config) -> float | None:
+    timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
+    if not timeout_ms and config is not None:
+        timeout_ms = getattr(config, "operation_timeout_in_ms", 0) or 0
+    return time.monotonic() + timeout_ms / 1000.0 if timeout_ms and timeout_ms > 0 else None
+
+
+
