@@ -37,6 +37,7 @@ from sparseflow import (
     strings,
     train,
 )
+from sparseflow._src import distributed as _distributed  # registers grpc:// session targets
 from sparseflow._src import kernels as _kernels  # registers every kernel
 from sparseflow._src.data.dataset_structure import SparseTensorSpec, TensorSpec
 from sparseflow._src.framework.api_graph import *

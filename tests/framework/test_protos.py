@@ -28,6 +28,7 @@ from sparseflow._src.framework.proto import (
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROTO_DIR = os.path.join(ROOT, "sparseflow", "_src", "framework", "proto")
+PROTO_DIRS = [PROTO_DIR, os.path.join(ROOT, "sparseflow", "_src", "distributed", "proto")]
 
 
 # ------------------------------------------------------------------ a tiny independent wire encoder
@@ -145,11 +146,12 @@ def test_reserved_tags_and_enum_values():
     assert saver_pb2.SaverDef.V2 == 2
 
 
-def test_every_proto_field_has_a_comment():
-    for fname in sorted(os.listdir(PROTO_DIR)):
+@pytest.mark.parametrize("proto_dir", PROTO_DIRS, ids=["framework", "distributed"])
+def test_every_proto_field_has_a_comment(proto_dir):
+    for fname in sorted(os.listdir(proto_dir)):
         if not fname.endswith(".proto"):
             continue
-        lines = open(os.path.join(PROTO_DIR, fname)).read().splitlines()
+        lines = open(os.path.join(proto_dir, fname)).read().splitlines()
         for i, line in enumerate(lines):
             s = line.strip()
             skip = s.startswith(("//", "option", "syntax", "reserved"))
@@ -216,14 +218,16 @@ def test_generated_modules_match_proto_files(tmp_path):
     pytest.importorskip("grpc_tools", reason="grpcio-tools regenerates the *_pb2.py modules")
     script = os.path.join(ROOT, "tools", "gen_protos.sh")
     copy = tmp_path / "repo"
-    shutil.copytree(PROTO_DIR, copy / "sparseflow" / "_src" / "framework" / "proto")
+    for d in PROTO_DIRS:
+        shutil.copytree(d, copy / os.path.relpath(d, ROOT))
     (copy / "tools").mkdir()
     shutil.copy(script, copy / "tools" / "gen_protos.sh")
     env = dict(os.environ, PYTHON=sys.executable)
     subprocess.run(["bash", str(copy / "tools" / "gen_protos.sh")], check=True, env=env, capture_output=True)
-    regenerated = copy / "sparseflow" / "_src" / "framework" / "proto"
-    pb2 = sorted(f for f in os.listdir(PROTO_DIR) if f.endswith("_pb2.py"))
-    protos = sorted(f[:-6] for f in os.listdir(PROTO_DIR) if f.endswith(".proto"))
-    assert sorted(f[:-7] for f in pb2) == protos
-    _, mismatch, errors = filecmp.cmpfiles(PROTO_DIR, regenerated, pb2, shallow=False)
-    assert not mismatch and not errors, f"stale generated modules (run tools/gen_protos.sh): {mismatch}"
+    for d in PROTO_DIRS:
+        regenerated = copy / os.path.relpath(d, ROOT)
+        pb2 = sorted(f for f in os.listdir(d) if f.endswith("_pb2.py"))
+        protos = sorted(f[:-6] for f in os.listdir(d) if f.endswith(".proto"))
+        assert sorted(f[:-7] for f in pb2) == protos
+        _, mismatch, errors = filecmp.cmpfiles(d, regenerated, pb2, shallow=False)
+        assert not mismatch and not errors, f"stale generated modules (run tools/gen_protos.sh): {mismatch}"

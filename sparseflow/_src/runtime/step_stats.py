@@ -8,12 +8,17 @@ import numpy as np
 
 
 def fill_step_stats(run_metadata, stats):
-    """``stats``: (node, start seconds, end seconds, output) tuples in execution order."""
+    """``stats``: (node, start seconds, end seconds, output) tuples in execution order, and
+    DeviceStepStats protos that other tasks recorded (copied as they are)."""
     if run_metadata is None:
         return
     by_device: dict[str, object] = {}
     tid = threading.get_ident() & 0x7FFFFFFF
-    for node, t0, t1, out in stats:
+    for item in stats:
+        if not isinstance(item, tuple):
+            run_metadata.step_stats.dev_stats.add().CopyFrom(item)
+            continue
+        node, t0, t1, out = item
         dev = by_device.get(node.device)
         if dev is None:
             dev = run_metadata.step_stats.dev_stats.add()

@@ -1,0 +1,152 @@
+"""The worker interface of another task, over gRPC (what masters and rendezvous call).
+
+It offers the calls an in-process ``runtime.worker.Worker`` offers the master, with futures for
+the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``. Every
+call has a deadline; a task that cannot be reached is an ``UnavailableError`` naming it.
+
+Example:
+    >>> from sparseflow._src.distributed.rpc import Security
+    >>> w = RemoteWorker("/job:ps/replica:0/task:0", "127.0.0.1:1", Security())
+    >>> w.task
+    '/job:ps/replica:0/task:0'
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import time
+
+from sparseflow._src.distributed import wire
+from sparseflow._src.distributed.proto import worker_pb2, worker_service_pb2
+from sparseflow._src.distributed.rpc import Client
+from sparseflow._src.distributed.worker_service import PROTOCOL_VERSION, error_to_status
+from sparseflow._src.framework import errors
+
+_SERVICE = worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"]
+_request_ids = itertools.count(secrets.randbits(40) << 20)
+
+
+class RemoteWorker:
+    """Calls one task's WorkerService (see the module docstring)."""
+
+    def __init__(self, task: str, address: str, security):
+        self.task = task
+        self.address = address
+        self._client = Client(address, _SERVICE, security, peer_name=f"{task} ({address})")
+
+    # ------------------------------------------------------------------ discovery and sessions
+    def get_status(self, timeout: float, wait_for_ready: bool = True) -> worker_pb2.GetStatusResponse:
+        return self._client.call("GetStatus", worker_pb2.GetStatusRequest(protocol_version=PROTOCOL_VERSION),
+                                 timeout, wait_for_ready=wait_for_ready)
+
+    def create_worker_session(self, handle: str, master_task: str, master_incarnation: int, cluster_def=None):
+        req = worker_pb2.CreateWorkerSessionRequest(session_handle=handle, master_task=master_task,
+                                                    master_incarnation=master_incarnation,
+                                                    protocol_version=PROTOCOL_VERSION)
+        if cluster_def is not None:
+            req.cluster.CopyFrom(cluster_def)
+        self._client.call("CreateWorkerSession", req)
+
+    def delete_worker_session_async(self, handle: str):
+        self._client.future("DeleteWorkerSession", worker_pb2.DeleteWorkerSessionRequest(session_handle=handle),
+                            10.0)
+
+    # ------------------------------------------------------------------ graphs and steps
+    def register_graph(self, handle: str, nodes, library, versions=None) -> str:
+        gd = wire.partition_to_graph_def(nodes, library, versions)
+        resp = self._client.call("RegisterGraph", worker_pb2.RegisterGraphRequest(session_handle=handle,
+                                                                                   graph_def=gd))
+        return resp.graph_handle
+
+    def deregister_graph_async(self, handle: str, graph_handle: str):
+        self._client.future("DeregisterGraph", worker_pb2.DeregisterGraphRequest(session_handle=handle,
+                                                                                 graph_handle=graph_handle), 10.0)
+
+    def run_graph_async(self, handle: str, graph_handle: str, step_id: int, deadline: float | None,
+                        trace: bool = False, cleanup_step_ids=()):
+        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``)."""
+        req = worker_pb2.RunGraphRequest(session_handle=handle, graph_handle=graph_handle, step_id=step_id,
+                                         record_timeline=trace, request_id=next(_request_ids))
+        req.cleanup_step_ids.extend(cleanup_step_ids)
+        timeout = None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            req.timeout_in_ms = max(1, int(left * 1000))
+            timeout = max(0.001, left) + 5.0  # the worker reports the deadline itself, naming the op
+        f = self._client.future("RunGraph", req, timeout)
+        out = _Chained(f, lambda resp: list(resp.step_stats.dev_stats))
+        return out
+
+    def cleanup_graph_async(self, step_id: int, error: BaseException | None = None):
+        req = worker_pb2.CleanupGraphRequest(step_id=step_id)
+        if error is not None:
+            req.abort_with.CopyFrom(error_to_status(error))
+        self._client.future("CleanupGraph", req, 10.0)
+
+    def cleanup_steps_async(self, step_ids):
+        ids = list(step_ids)
+        if ids:
+            self._client.future("CleanupGraph", worker_pb2.CleanupGraphRequest(step_id=ids[0],
+                                                                              more_step_ids=ids[1:]), 10.0)
+
+    def cleanup_all(self, containers=None):
+        self._client.call("CleanupAll", worker_pb2.CleanupAllRequest(container=list(containers or [])))
+
+    def recv_tensor_async(self, step_id: int, key: str, callback):
+        """Pulls ``key`` of ``step_id`` from this task; ``callback(value, error)``; returns a cancel
+        function."""
+        req = worker_pb2.RecvTensorRequest(step_id=step_id, rendezvous_key=key, request_id=next(_request_ids))
+        f = self._client.future("RecvTensor", req, None)
+
+        def done(fut):
+            try:
+                resp = fut.result()
+            except BaseException as e:  # noqa: BLE001 - handed to the receiver
+                callback(None, e)
+                return
+            try:
+                value = wire.tensor_from_proto(resp.tensor, key)
+            except errors.OpError as e:
+                callback(None, e)
+                return
+            callback(value, None)
+
+        f.add_done_callback(done)
+        return lambda: f.rpc.cancel()
+
+    def close(self):
+        self._client.close()
+
+
+class _Chained:
+    """A future whose result is ``fn(result of f)``."""
+
+    def __init__(self, f, fn):
+        from concurrent.futures import Future
+
+        self._out = Future()
+        self.rpc = f.rpc
+
+        def done(fut):
+            exc = fut.exception()
+            if exc is not None:
+                self._out.set_exception(exc)
+            else:
+                try:
+                    self._out.set_result(fn(fut.result()))
+                except BaseException as e:  # noqa: BLE001
+                    self._out.set_exception(e)
+
+        f.add_done_callback(done)
+
+    def add_done_callback(self, fn):
+        self._out.add_done_callback(fn)
+
+    def result(self, timeout=None):
+        return self._out.result(timeout)
+
+    def exception(self, timeout=None):
+        return self._out.exception(timeout)
+
+

@@ -1,0 +1,160 @@
+"""WorkerService: protos in, ``runtime.worker.Worker`` calls out (and back). No logic of its own
+beyond decoding, deadlines and refusing repeated request ids.
+
+Example:
+    >>> from sparseflow._src.distributed.proto import worker_service_pb2
+    >>> [m.name for m in worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"].methods][:3]
+    ['GetStatus', 'CreateWorkerSession', 'DeleteWorkerSession']
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+from sparseflow._src.distributed import wire
+from sparseflow._src.distributed.proto import worker_pb2
+from sparseflow._src.distributed.rpc import error_from_status, status_code_of
+from sparseflow._src.framework import errors
+from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
+
+PROTOCOL_VERSION = 1
+
+
+def check_protocol(version: int, who: str):
+    if version != PROTOCOL_VERSION:
+        raise errors.FailedPreconditionError(
+            None, None, f"{who} speaks sparseflow protocol version {version}, this task speaks {PROTOCOL_VERSION}: "
+                        f"run the same sparseflow version on every task.")
+
+
+class RecentRequestIds:
+    """Remembers the last request ids; a repeated one is refused (a retried call must not run twice)."""
+
+    def __init__(self, size: int = 4096):
+        self._ids: set = set()
+        self._order: collections.deque = collections.deque()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def track(self, request_id: int, what: str):
+        if not request_id:
+            return
+        with self._lock:
+            if request_id in self._ids:
+                raise errors.AbortedError(None, None, f"{what}: request {request_id:x} was already received (a "
+                                                      f"retried call); it is not run twice.")
+            self._ids.add(request_id)
+            self._order.append(request_id)
+            if len(self._order) > self._size:
+                self._ids.discard(self._order.popleft())
+
+
+def error_to_status(exc: BaseException) -> worker_pb2.ErrorStatus:
+    msg = exc.message if isinstance(exc, errors.OpError) else f"{type(exc).__name__}: {exc}"
+    return worker_pb2.ErrorStatus(code=status_code_of(exc).value[0], message=msg)
+
+
+def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
+    import grpc
+
+    code = next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
+    return error_from_status(code, status.message)
+
+
+class WorkerServicer:
+    """Serves one task's ``Worker`` (see the module docstring)."""
+
+    def __init__(self, worker, learn_cluster=None):
+        self.worker = worker
+        self.learn_cluster = learn_cluster  # fn(ClusterDef): the server learns tasks a master knows
+        self._requests = RecentRequestIds()
+
+    def GetStatus(self, req, context):
+        check_protocol(req.protocol_version, "The caller")
+        resp = worker_pb2.GetStatusResponse(protocol_version=PROTOCOL_VERSION, task=self.worker.task)
+        for d in self.worker.get_status():
+            resp.device_attributes.add(name=d.name, device_type=d.device_type, memory_limit=d.memory_limit_bytes,
+                                       incarnation=d.incarnation)
+        return resp
+
+    def CreateWorkerSession(self, req, context):
+        check_protocol(req.protocol_version, f"The master {req.master_task or '(unnamed)'}")
+        if req.HasField("cluster") and self.learn_cluster is not None:
+            self.learn_cluster(req.cluster)
+        self.worker.create_worker_session(req.session_handle)
+        return worker_pb2.CreateWorkerSessionResponse()
+
+    def DeleteWorkerSession(self, req, context):
+        self.worker.delete_worker_session(req.session_handle)
+        return worker_pb2.DeleteWorkerSessionResponse()
+
+    def RegisterGraph(self, req, context):
+        ir = wire.partition_from_graph_def(req.graph_def)
+        nodes = ir.nodes
+        feeds = sorted((n for n in nodes if n.op == FEED_OP), key=lambda n: n.attrs.get("index", 0))
+        fetches = sorted((n for n in nodes if n.op == FETCH_OP), key=lambda n: n.attrs.get("index", 0))
+        gh = self.worker.register_graph(req.session_handle, nodes, ir.library, [n.name for n in feeds],
+                                        [n.name for n in fetches])
+        return worker_pb2.RegisterGraphResponse(graph_handle=gh)
+
+    def DeregisterGraph(self, req, context):
+        self.worker.deregister_graph(req.session_handle, req.graph_handle)
+        return worker_pb2.DeregisterGraphResponse()
+
+    def RunGraph(self, req, context):
+        self._requests.track(req.request_id, "RunGraph")
+        for sid in req.cleanup_step_ids:
+            self.worker.cleanup_graph(sid)
+        deadline = time.monotonic() + req.timeout_in_ms / 1000.0 if req.timeout_in_ms > 0 else None
+        feeds = [wire.tensor_from_proto(t.tensor, t.name) for t in req.send]
+        stats = [] if req.record_timeline else None
+        out = self.worker.run_graph(req.session_handle, req.graph_handle, req.step_id, feeds, deadline, None, stats)
+        resp = worker_pb2.RunGraphResponse()
+        for name, value in zip(req.recv_key, out or ()):
+            wire.tensor_to_proto(value, resp.recv.add(name=name).tensor)
+        if stats:
+            from sparseflow._src.framework.proto.config_pb2 import RunMetadata
+            from sparseflow._src.runtime.step_stats import fill_step_stats
+
+            md = RunMetadata()
+            fill_step_stats(md, stats)
+            resp.step_stats.CopyFrom(md.step_stats)
+        return resp
+
+    def CleanupGraph(self, req, context):
+        err = error_from_proto(req.abort_with) if req.HasField("abort_with") else None
+        for sid in [req.step_id, *req.more_step_ids]:
+            if sid:
+                self.worker.cleanup_graph(sid, err)
+        return worker_pb2.CleanupGraphResponse()
+
+    def CleanupAll(self, req, context):
+        self.worker.cleanup_all(list(req.container) or None)
+        return worker_pb2.CleanupAllResponse()
+
+    def RecvTensor(self, req, context):
+        self._requests.track(req.request_id, "RecvTensor")
+        box = []
+        ready = threading.Event()
+
+        def done(value, err):
+            box.append((value, err))
+            ready.set()
+
+        self.worker.recv_tensor_async(req.step_id, req.rendezvous_key, done)
+        while not ready.wait(1.0):
+            if not context.is_active():  # the receiver gave up (its step was aborted or it died)
+                self.worker.steps.get(req.step_id).rendezvous.local.abort(errors.CancelledError(
+                    None, None, f"The receiver of {req.rendezvous_key} went away."))
+                ready.wait(1.0)
+                break
+        if not box:
+            raise errors.CancelledError(None, None, f"RecvTensor {req.rendezvous_key} was cancelled.")
+        value, err = box[0]
+        if err is not None:
+            raise err
+        resp = worker_pb2.RecvTensorResponse(send_start_micros=int(time.time() * 1e6))
+        wire.tensor_to_proto(value, resp.tensor)
+        return resp
