@@ -102,7 +102,8 @@ def test_a_missing_task_is_named_within_the_wait():
                 v = tf.Variable(1.0)
             with tf.Session(worker.target) as sess:
                 t0 = time.monotonic()
-                with pytest.raises(tf.errors.UnavailableError, match=rf"/job:ps/replica:0/task:0 \(127.0.0.1:{ps_port}\)"):
+                named = rf"/job:ps/replica:0/task:0 \(127.0.0.1:{ps_port}\)"
+                with pytest.raises(tf.errors.UnavailableError, match=named):
                     sess.run(v.initializer)
                 assert time.monotonic() - t0 < 10.0
     finally:
