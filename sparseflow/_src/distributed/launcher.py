@@ -146,7 +146,7 @@ class LocalCluster:
         self.die_with_launcher = die_with_launcher and sys.platform.startswith("linux")
         self._events: queue.SimpleQueue = queue.SimpleQueue()  # put() is safe from signal handlers
         self._write_lock = threading.Lock()
-        self._stopping = False
+        self._stopping = self._stopped = False
 
     # ------------------------------------------------------------------ start
     def tf_config(self, task: Task) -> dict:
@@ -242,6 +242,8 @@ class LocalCluster:
 
     def stop(self) -> None:
         """Ends every task: SIGTERM to each process group, SIGKILL after the grace period; then reaps."""
+        if self._stopped:
+            return
         self._stopping = True
         for task in self.tasks:
             if task.process is not None and not task.exited.is_set():
@@ -251,6 +253,9 @@ class LocalCluster:
         for task in self.tasks:
             if task.process is not None:
                 task.exited.wait(max(0.0, deadline - time.monotonic()))
+        stragglers = [t.name for t in self.tasks if t.process is not None and not t.exited.is_set()]
+        if stragglers:
+            self.log(f"{', '.join(stragglers)} still running {self.grace_period:g} s after SIGTERM; sending SIGKILL")
         self._signal_all(signal.SIGKILL)  # stragglers, and whatever the tasks left in their groups
         for task in self.tasks:
             if task.process is not None:
@@ -258,6 +263,7 @@ class LocalCluster:
                 task.exited.set()
                 for reader in task._readers:
                     reader.join(timeout=self.grace_period)
+        self._stopped = True
 
     def _signal_all(self, signum: int) -> None:
         for task in self.tasks:
