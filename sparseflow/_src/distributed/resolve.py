@@ -34,7 +34,6 @@ from sparseflow._src.distributed.mpi_cluster_resolver import MPIClusterResolver,
 __all__ = ["add_cluster_flags", "cluster_resolver_from_flags", "resolve_cluster"]
 
 
-
 def add_cluster_flags(parser) -> None:
     """Adds the TF1 example flags to an ``argparse`` parser (all optional).
 
