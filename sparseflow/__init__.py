@@ -16,6 +16,7 @@ from sparseflow import (
     app,
     compat,
     data,
+    distribute,
     embedding,
     errors,
     feature_column,

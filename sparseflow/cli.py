@@ -4,6 +4,8 @@
     sparseflow train CONFIG               train (resuming from model_dir), then evaluate
     sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
     sparseflow predict CONFIG --output F  one probability per evaluation row
+    sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
+                                          a local cluster: one process per task, each with TF_CONFIG
 
 CONFIG is a TOML (or YAML) file, or the name of a bundled config (adult_wide_deep, adult_deepfm,
 criteo_wide_deep, criteo_deepfm). The last line of demo, train and evaluate is a JSON object
@@ -37,7 +39,15 @@ def main(argv=None) -> int:
     _common(pred, epochs=False)
     pred.add_argument("--output", required=True, help="output file ('-' for stdout)")
     pred.add_argument("--input", nargs="+", help="data files (default: the config's eval data)")
+    from sparseflow._src.distributed.launcher import __doc__ as launch_doc
+    from sparseflow._src.distributed.launcher import add_launch_arguments, run_launch
+
+    add_launch_arguments(sub.add_parser("launch", help="run a script as a local ps/worker cluster",
+                                        description=launch_doc.split("Example:")[0],
+                                        formatter_class=argparse.RawDescriptionHelpFormatter))
     args = parser.parse_args(argv)
+    if args.command == "launch":  # before the models import: the launcher needs none of it
+        return run_launch(args)
 
     from sparseflow._src.models import evaluate, load_config, predict, train
 

@@ -1,0 +1,9 @@
+"""``tf.distribute``: cluster resolvers, and a local ps/worker cluster for one machine.
+
+``launch_local_cluster`` is the Python side of ``sparseflow launch`` (see ``LocalCluster``).
+"""
+
+# ruff: noqa: F401
+from sparseflow._src.distributed.launcher import LocalCluster, launch_local_cluster
+from sparseflow._src.distributed.resolve import resolve_cluster
+from sparseflow.distribute import cluster_resolver
