@@ -119,8 +119,8 @@ class Server:
         from sparseflow._src.distributed.worker_service import WorkerServicer
 
         self.master = MasterServicer(self)
-        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"],
-                    WorkerServicer(self.worker, self.learn_cluster))
+        self.worker_service = WorkerServicer(self.worker, self.learn_cluster)  # .table_requests counts table RPCs
+        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"], self.worker_service)
         add_service(self._grpc, master_service_pb2.DESCRIPTOR.services_by_name["MasterService"], self.master)
         self._started = False
         self._stopped = threading.Event()

@@ -54,6 +54,14 @@ class SaveableObject:
         """The op that stores ``restored_tensors`` (one per spec) into this object."""
         raise NotImplementedError
 
+    def restore_from_checkpoint(self, filename_tensor):
+        """An op that restores this object by reading the checkpoint ``filename_tensor`` (a prefix)
+        itself, or None (the default: the Saver reads ``specs`` by name and calls ``restore``).
+        Objects whose saved names depend on how they were split when saved (an embedding table
+        saved shard by shard) read the checkpoint themselves, so they restore into any split."""
+        del filename_tensor
+        return None
+
 
 class ReferenceVariableSaveable(SaveableObject):
     """A TF1 reference variable (its VariableV2 ref tensor), saved whole or as one slice."""

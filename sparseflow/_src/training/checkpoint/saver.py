@@ -117,9 +117,11 @@ class BaseSaverBuilder:
                          name="restore_all"):
         from sparseflow._src.ops import array_ops
 
-        tensors = self.bulk_restore(filename_tensor, saveables, preferred_shard, restore_sequentially)
-        assign_ops, idx = [], 0
-        for saveable in saveables:
+        own = {id(s): s.restore_from_checkpoint(filename_tensor) for s in saveables}  # None: read by name
+        by_name = [s for s in saveables if own[id(s)] is None]
+        tensors = self.bulk_restore(filename_tensor, by_name, preferred_shard, restore_sequentially) if by_name else []
+        assign_ops, idx = [own[id(s)] for s in saveables if own[id(s)] is not None], 0
+        for saveable in by_name:
             shapes = None
             if reshape:
                 shapes = [spec.tensor.get_shape() if spec.tensor.get_shape().is_fully_defined()
