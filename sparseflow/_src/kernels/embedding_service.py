@@ -139,7 +139,7 @@ class TableShards:
         """Shard ``part`` of the table ``config`` on this task (created when ``create``)."""
         t = self.table(config)
         if not 0 <= part < t.num_parts:
-            raise errors.InvalidArgumentError(None, None, f"Embedding table {t.name!r} has {t.num_parts} shards; "
+            raise errors.InvalidArgumentError(None, None, f"Embedding table {t.name!r} has {t.num_parts} shard(s); "
                                                           f"there is no shard {part}.")
         device = t.shard_devices[part]
         try:
