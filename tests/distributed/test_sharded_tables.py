@@ -220,8 +220,8 @@ def test_a_push_to_a_table_no_ps_has_is_refused_naming_it(cluster):
                 sess.run(push)
 
 
-def test_a_ps_that_is_down_is_reported_by_name():
-    _, servers = start_cluster(ps=2, workers=1)
+def test_a_ps_that_is_down_or_restarted_is_reported_by_name():
+    cluster, servers = start_cluster(ps=2, workers=1)
     try:
         with tf.Graph().as_default():
             t = E.EmbeddingTable("downtab", 2, devices=PS2)
@@ -233,6 +233,12 @@ def test_a_ps_that_is_down_is_reported_by_name():
                 servers["ps:1"].stop(0)
                 with pytest.raises(tf.errors.UnavailableError, match=r"/job:ps/replica:0/task:1 .* is unreachable "
                                                                      r"\(TablePull\)"):
+                    sess.run(rows, {keys: np.arange(20)})
+                # back on its address, empty: the step is refused rather than training fresh rows
+                servers["ps:1"] = tf.train.Server(cluster, job_name="ps", task_index=1)
+                servers["worker:0"].remote_worker("/job:ps/replica:0/task:1").get_status(30.0)  # reconnected
+                with pytest.raises(tf.errors.AbortedError, match=r"/job:ps/replica:0/task:1 restarted .* lost their "
+                                                                 r"rows"):
                     sess.run(rows, {keys: np.arange(20)})
     finally:
         for s in servers.values():

@@ -35,9 +35,9 @@ def test_pull_and_push_over_the_wire_match_the_table_itself(ps):
     keys = np.array([5, 2**63 + 11, 3, 99], np.uint64)
     grads = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
     counts = np.array([2, 1, 1, 3], np.int32)
-    rows = remote.table_pull_async([PullItem(cfg, 0, keys, counts, dim=3)], True).result()[0]
-    assert remote.table_push_async([PushItem(cfg, 0, keys[:2], grads[:2], learning_rate=0.5)]).result() == [0]
-    after = remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)], False).result()[0]
+    rows = remote.table_pull_async([PullItem(cfg, 0, keys, counts, dim=3)], True).result()[1][0]
+    assert remote.table_push_async([PushItem(cfg, 0, keys[:2], grads[:2], learning_rate=0.5)]).result()[1] == [0]
+    after = remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)], False).result()[1][0]
     local = EmbeddingTableResource("x", TableSpec(3, "adagrad", (0.1, 0.0), "uniform", (-0.5, 0.5), seed=7),
                                    num_shards=2)
     np.testing.assert_array_equal(rows, local.pull(keys, counts))

@@ -28,6 +28,7 @@ import atexit
 import threading
 import weakref
 
+from sparseflow._src.distributed.allocator import keep_large_buffers_in_heap
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 from sparseflow._src.distributed.proto import master_service_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Security, add_service, bind, make_server
@@ -68,6 +69,7 @@ class Server:
                  task_wait_seconds: float = DEFAULT_TASK_WAIT_SECONDS, rpc_threads: int = 256):
         if protocol not in (None, "grpc"):
             raise ValueError(f"Server protocol {protocol!r} is not supported; use 'grpc'.")
+        keep_large_buffers_in_heap()  # megabyte RPC buffers without a page fault per page (allocator.py)
         cluster = server_or_cluster_def
         if isinstance(cluster, (dict, cluster_pb2.ClusterDef)):
             cluster = ClusterSpec(cluster)

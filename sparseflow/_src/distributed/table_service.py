@@ -61,7 +61,7 @@ class TableServicer:
             counts = decode(it.counts, _I32, "TablePull counts", keys.shape[0] if it.counts else 0)
             items.append(PullItem(it.config, it.part, keys, counts))
         values = shards.pull(items, bool(req.training))
-        return worker_pb2.TablePullResponse(values=[v.tobytes() for v in values])
+        return worker_pb2.TablePullResponse(values=[v.tobytes() for v in values], incarnation=shards.incarnation)
 
     def TablePush(self, req, context):
         self._count("TablePush")
@@ -76,12 +76,13 @@ class TableServicer:
             counts = decode(it.counts, _F32, "TablePush counts", n if it.counts else 0)
             clicks = decode(it.clicks, _F32, "TablePush clicks", n if it.clicks else 0)
             items.append(PushItem(it.config, it.part, keys, grads, counts, clicks, float(it.learning_rate)))
-        return worker_pb2.TablePushResponse(dropped=shards.push(items))
+        return worker_pb2.TablePushResponse(dropped=shards.push(items), incarnation=shards.incarnation)
 
 
 class TableClient:
     """``table_pull_async`` / ``table_push_async`` of a ``RemoteWorker`` (which has ``_client``,
-    ``task`` and ``next_request_id()``): futures of the decoded replies, with ``.rpc`` to cancel."""
+    ``task`` and ``next_request_id()``): futures of ``(the task's incarnation, decoded reply)``,
+    with ``.rpc`` to cancel."""
 
     def table_pull_async(self, items, training: bool, timeout: float | None = None):
         req = worker_pb2.TablePullRequest(training=bool(training))
@@ -96,8 +97,8 @@ class TableClient:
         if len(resp.values) != len(shapes):
             raise errors.InternalError(None, None, f"{self.task} answered TablePull with {len(resp.values)} tables for "
                                                    f"{len(shapes)} requested.")
-        return [decode(v, _F32, f"TablePull rows from {self.task}", n * dim).reshape(n, dim)
-                for v, (n, dim) in zip(resp.values, shapes)]
+        return resp.incarnation, [decode(v, _F32, f"TablePull rows from {self.task}", n * dim).reshape(n, dim)
+                                  for v, (n, dim) in zip(resp.values, shapes)]
 
     def table_push_async(self, items, timeout: float | None = None):
         req = worker_pb2.TablePushRequest(request_id=self.next_request_id())
@@ -107,7 +108,7 @@ class TableClient:
                            counts=it.counts.astype(_F32, copy=False).tobytes(),
                            clicks=it.clicks.astype(_F32, copy=False).tobytes(), learning_rate=it.learning_rate)
         f = self._client.future("TablePush", req, _timeout(timeout))
-        return _chain(f, lambda resp: list(resp.dropped))
+        return _chain(f, lambda resp: (resp.incarnation, list(resp.dropped)))
 
 
 def _timeout(timeout):

@@ -73,10 +73,10 @@ class _LocalClient:
         self._shards = shards
 
     def table_pull_async(self, items, training, timeout=None):
-        return _run(lambda: self._shards.pull(items, training))
+        return _run(lambda: (self._shards.incarnation, self._shards.pull(items, training)))
 
     def table_push_async(self, items, timeout=None):
-        return _run(lambda: self._shards.push(items))
+        return _run(lambda: (self._shards.incarnation, self._shards.push(items)))
 
 
 def _run(fn):
@@ -96,6 +96,7 @@ class _Router:
         self.worker = state.get("worker")
         self.node = node
         self._clients: dict = {}
+        self._incarnations: dict = {}  # task -> incarnation of its first answer
 
     def client(self, task: str):
         c = self._clients.get(task)
@@ -118,7 +119,8 @@ class _Router:
 
     def call(self, ctx, requests, method, *args):
         """Sends ``requests`` ({task: items}) concurrently; returns {task: result}. This task's own
-        shards are served inline while the remote requests are in flight."""
+        shards are served inline while the remote requests are in flight. A task that answers with
+        another incarnation than at first has restarted (its shards lost their rows): AbortedError."""
         timeout = ctx.remaining() if ctx is not None else None
         pending = {}
         local = None
@@ -129,23 +131,32 @@ class _Router:
                     local = (task, client, items)
                     continue
                 pending[task] = getattr(client, method)(items, *args, timeout=timeout)
-            out = {}
+            replies = {}
             if local is not None:
-                out[local[0]] = getattr(local[1], method)(local[2], *args).result()
+                replies[local[0]] = getattr(local[1], method)(local[2], *args).result()
             waiting = set(pending.values())
             while waiting:
                 _, waiting = concurrent.futures.wait(waiting, timeout=_POLL_SECONDS)
                 if waiting and ctx is not None:
                     ctx.check(None)
             for task, f in pending.items():
-                out[task] = f.result()
-            return out
+                replies[task] = f.result()
+            return {task: self._checked(task, inc, reply) for task, (inc, reply) in replies.items()}
         except BaseException:
             for f in pending.values():
                 rpc = getattr(f, "rpc", None)
                 if rpc is not None and not f.done():
                     rpc.cancel()
             raise
+
+
+    def _checked(self, task, incarnation, reply):
+        first = self._incarnations.setdefault(task, incarnation)
+        if first != incarnation:
+            raise errors.AbortedError(
+                None, None, f"{task} restarted (incarnation {first:016x}, now {incarnation:016x}): the embedding-table "
+                            f"shards it holds lost their rows. Restore the tables from a checkpoint in a new session.")
+        return reply
 
 
 def _keys_u64(keys, what):

@@ -21,7 +21,7 @@ Example:
     ...                            shard_devices=["/job:ps/replica:0/task:0/device:CPU:0"]).SerializeToString()
     >>> shards = TableShards(DeviceMgr.local(1, job="ps", task=0))
     >>> keys = np.array([3, 9], np.uint64)
-    >>> shards.push([PushItem(cfg, 0, keys, np.ones((2, 2), np.float32), learning_rate=0.5)])
+    >>> shards.push([PushItem(cfg, 0, keys, np.ones((2, 2), np.float32), learning_rate=0.5)])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     sparseflow._src.framework.errors.NotFoundError: Embedding table 't' has no shard 0 on ...
@@ -124,6 +124,11 @@ class TableShards:
         self.devices = devices
         self._configs: dict[bytes, ShardedTable] = {}
         self._lock = threading.Lock()
+
+    @property
+    def incarnation(self) -> int:
+        """The task's incarnation (its first device's): a restarted task has another one."""
+        return self.devices.incarnations[self.devices.names[0]]
 
     def table(self, config: bytes) -> ShardedTable:
         t = self._configs.get(config)
