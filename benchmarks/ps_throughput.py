@@ -120,8 +120,8 @@ def local_figures(config, keys, grads, runs):
     rows = table.pull(keys)
 
     def pull_codec():
-        req = worker_pb2.TablePullRequest(training=True)
-        req.tables.add(config=config, part=0, keys=keys.tobytes())
+        req = worker_pb2.TablePullRequest()
+        req.tables.add(config=config, part=0, keys=keys.tobytes(), training=True)
         got = worker_pb2.TablePullRequest.FromString(req.SerializeToString())
         np.frombuffer(got.tables[0].keys, np.uint64).copy()
         resp = worker_pb2.TablePullResponse(values=[rows.tobytes()])
@@ -164,7 +164,7 @@ def measure(num_ps, count, runs):
         config = parse_config_bytes(table)
         mine = keys[:count]  # the keys of ps 0
         remote = worker.remote_worker("/job:ps/replica:0/task:0")
-        record(out, "rpc_pull_ms", lambda: remote.table_pull_async([PullItem(config, 0, mine, dim=DIM)], True).result(),
+        record(out, "rpc_pull_ms", lambda: remote.table_pull_async([PullItem(config, 0, mine, dim=DIM)]).result(),
                runs)
         record(out, "rpc_push_ms",
                lambda: remote.table_push_async([PushItem(config, 0, mine, grads[:count], learning_rate=0.05)]).result(),

@@ -136,6 +136,39 @@ def test_two_workers_push_asynchronously_into_the_same_shards(cluster):
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_two_workers_training_at_the_same_time_apply_every_push(cluster):
+    import threading
+
+    ids_b, _ = _batches(6, seed=3)
+    errors = []
+    start = [dict(cluster[f"ps:{p}"].worker_service.table_requests) for p in range(2)]
+
+    def work(w):
+        try:
+            with tf.Graph().as_default():
+                t = E.EmbeddingTable("concurrent", 4, optimizer=E.Adagrad(0.1), devices=PS2)
+                with tf.device(f"/job:worker/task:{w}"):
+                    ids = tf.placeholder(tf.int64, [None, FIELDS])
+                    train = E.apply_gradients(tf.reduce_sum(tf.square(t.lookup(ids))))
+                with tf.Session(cluster[f"worker:{w}"].target) as sess:
+                    for b in ids_b:
+                        sess.run(train, {ids: b})
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors and not any(th.is_alive() for th in threads)
+    for p in range(2):
+        shard = _resource(cluster[f"ps:{p}"], f"concurrent_part_{p}", p)
+        assert shard.step == 12  # 2 workers x 6 steps, every push applied
+        done = cluster[f"ps:{p}"].worker_service.table_requests
+        assert done["TablePush"] - start[p].get("TablePush", 0) == 12
+
+
 def test_a_shard_on_the_sessions_own_task_is_served_in_process(cluster):
     """A session on ps:0's server: shard 0 is local (no RPC to ps:0), shard 1 remote."""
     local = _train("", None, steps=2, names=("wide_i", "deep_i"))

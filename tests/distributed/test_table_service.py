@@ -35,9 +35,9 @@ def test_pull_and_push_over_the_wire_match_the_table_itself(ps):
     keys = np.array([5, 2**63 + 11, 3, 99], np.uint64)
     grads = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
     counts = np.array([2, 1, 1, 3], np.int32)
-    rows = remote.table_pull_async([PullItem(cfg, 0, keys, counts, dim=3)], True).result()[1][0]
+    rows = remote.table_pull_async([PullItem(cfg, 0, keys, counts, dim=3)]).result()[1][0]
     assert remote.table_push_async([PushItem(cfg, 0, keys[:2], grads[:2], learning_rate=0.5)]).result()[1] == [0]
-    after = remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)], False).result()[1][0]
+    after = remote.table_pull_async([PullItem(cfg, 0, keys, dim=3, training=False)]).result()[1][0]
     local = EmbeddingTableResource("x", TableSpec(3, "adagrad", (0.1, 0.0), "uniform", (-0.5, 0.5), seed=7),
                                    num_shards=2)
     np.testing.assert_array_equal(rows, local.pull(keys, counts))
@@ -51,7 +51,7 @@ def test_a_retried_push_is_refused_and_not_applied_twice(ps):
     servers, remote = ps
     cfg = _config("once")
     keys = np.array([1, 2], np.uint64)
-    remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)], True).result()
+    remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)]).result()
     req = worker_pb2.TablePushRequest(request_id=remote.next_request_id())
     req.tables.add(config=cfg, part=0, keys=keys.tobytes(), grads=np.ones((2, 3), np.float32).tobytes(),
                    learning_rate=0.1)
@@ -69,8 +69,8 @@ def test_a_retried_push_is_refused_and_not_applied_twice(ps):
 ])
 def test_malformed_pulls_are_refused(ps, item, message):
     _, remote = ps
-    req = worker_pb2.TablePullRequest(training=True)
-    req.tables.add(**{"config": _config("bad"), "part": 0, "keys": b"", **item})
+    req = worker_pb2.TablePullRequest()
+    req.tables.add(**{"config": _config("bad"), "part": 0, "keys": b"", "training": True, **item})
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         remote._client.call("TablePull", req)
 
@@ -80,14 +80,14 @@ def test_a_shard_routed_to_the_wrong_task_is_refused_naming_the_device(ps):
     cfg = _config("elsewhere", devices=["/job:ps/replica:0/task:7/device:CPU:0"])
     with pytest.raises(tf.errors.InvalidArgumentError, match="belongs to /job:ps/replica:0/task:7/device:CPU:0, which "
                                                              "is not a device of this task"):
-        remote.table_pull_async([PullItem(cfg, 0, np.array([1], np.uint64), dim=3)], True).result()
+        remote.table_pull_async([PullItem(cfg, 0, np.array([1], np.uint64), dim=3)]).result()
 
 
 def test_gradients_of_the_wrong_size_are_refused(ps):
     _, remote = ps
     cfg = _config("gsize")
     keys = np.array([1, 2], np.uint64)
-    remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)], True).result()
+    remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)]).result()
     req = worker_pb2.TablePushRequest(request_id=remote.next_request_id())
     req.tables.add(config=cfg, part=0, keys=keys.tobytes(), grads=np.ones(5, np.float32).tobytes())
     with pytest.raises(tf.errors.InvalidArgumentError, match="Malformed TablePush gradients: 20 bytes, expected 6 x 4"):

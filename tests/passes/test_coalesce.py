@@ -59,7 +59,7 @@ def test_a_pull_whose_keys_come_from_another_pull_stays_separate():
     out.topological_order()
 
 
-def test_pulls_on_different_devices_or_with_another_training_flag_stay_separate():
+def test_pulls_on_different_devices_stay_separate_and_training_is_per_table():
     with tf.Graph().as_default() as g:
         keys = tf.placeholder(tf.int64, [None])
         t = E.EmbeddingTable("t", 2, devices=PS)
@@ -70,7 +70,8 @@ def test_pulls_on_different_devices_or_with_another_training_flag_stay_separate(
             c = t.pull(keys)
         y = tf.reduce_sum(a) + tf.reduce_sum(b) + tf.reduce_sum(c)
     out = coalesce(_placed(g), PassContext(fetches=[y.name]))
-    assert len(_ops(out, "EmbeddingClusterPull")) == 3
+    by_device = {n.device: n.attrs["training"] for n in _ops(out, "EmbeddingClusterPull")}
+    assert by_device == {W0: [True, False], W1: [True]}
 
 
 def test_two_pulls_a_run_fetches_by_name_are_not_merged_into_one_name():
@@ -90,7 +91,7 @@ def test_pulls_inside_a_while_loop_are_left_alone():
 
     def pull(name, keys):
         return NodeIR(name, "EmbeddingClusterPull", [keys, "c:0"], W0, {"N": 1, "Tkeys": [i64], "tables": [name],
-                                                                        "dims": [2], "training": True}, [f])
+                                                                        "dims": [2], "training": [True]}, [f])
 
     nodes = [NodeIR("k", "Placeholder", [], W0, {"dtype": i64}, [i64]),
              NodeIR("c", "Placeholder", [], W0, {"dtype": dtypes.int32}, [dtypes.int32]),

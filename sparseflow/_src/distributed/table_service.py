@@ -59,8 +59,8 @@ class TableServicer:
         for it in req.tables:
             keys = decode(it.keys, _U64, "TablePull keys")
             counts = decode(it.counts, _I32, "TablePull counts", keys.shape[0] if it.counts else 0)
-            items.append(PullItem(it.config, it.part, keys, counts))
-        values = shards.pull(items, bool(req.training))
+            items.append(PullItem(it.config, it.part, keys, counts, training=bool(it.training)))
+        values = shards.pull(items)
         return worker_pb2.TablePullResponse(values=[v.tobytes() for v in values], incarnation=shards.incarnation)
 
     def TablePush(self, req, context):
@@ -84,11 +84,11 @@ class TableClient:
     ``task`` and ``next_request_id()``): futures of ``(the task's incarnation, decoded reply)``,
     with ``.rpc`` to cancel."""
 
-    def table_pull_async(self, items, training: bool, timeout: float | None = None):
-        req = worker_pb2.TablePullRequest(training=bool(training))
+    def table_pull_async(self, items, timeout: float | None = None):
+        req = worker_pb2.TablePullRequest()
         for it in items:
             req.tables.add(config=it.config, part=it.part, keys=it.keys.astype(_U64, copy=False).tobytes(),
-                           counts=it.counts.astype(_I32, copy=False).tobytes())
+                           counts=it.counts.astype(_I32, copy=False).tobytes(), training=bool(it.training))
         shapes = [(it.keys.shape[0], it.dim) for it in items]
         f = self._client.future("TablePull", req, _timeout(timeout))
         return _chain(f, lambda resp: self._rows(resp, shapes))

@@ -21,7 +21,9 @@ and the dense optimizer's update from one backward pass::
 
 Tables are saved by ``tf.train.Saver()`` (they are SAVEABLE_OBJECTS; with an explicit
 ``var_list`` add ``table.saveables``), independently of their sharding; see checkpoint.py for the
-serving export.
+serving export. Several tables over the same ids (a wide and a deep embedding) can share one
+``unique_keys`` and gather: ``uk = unique_keys(flat_ids); rows = table.pull(uk.keys, uk.counts);
+tf.gather(rows, uk.idx)``; each ``pull`` is recorded for the push all the same.
 
 On a cluster, ``devices=["/job:ps/task:0", "/job:ps/task:1"]`` (or ``devices=None`` under
 ``tf.train.replica_device_setter``) shards a table over those tasks by a hash of the key. The
@@ -35,9 +37,7 @@ on first use and applies the table's optimizer to the rows it owns::
         wide = sparseflow.embedding.EmbeddingTable("wide", 1, devices=ps_tasks)
         deep = sparseflow.embedding.EmbeddingTable("deep", 16, devices=ps_tasks)
         logits = model(wide.lookup(ids), deep.lookup(ids))   # one TablePull per ps task
-        train_op = sparseflow.embedding.minimize(loss, tf.train.AdamOptimizer(1e-3), global_step) Several tables over the same ids (a wide and a deep embedding) can share one
-``unique_keys`` and gather: ``uk = unique_keys(flat_ids); rows = table.pull(uk.keys, uk.counts);
-tf.gather(rows, uk.idx)``; each ``pull`` is recorded for the push all the same.
+        train_op = sparseflow.embedding.minimize(loss, tf.train.AdamOptimizer(1e-3), global_step)
 """
 
 from __future__ import annotations

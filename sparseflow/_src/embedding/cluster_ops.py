@@ -45,22 +45,23 @@ def _pull_shapes(op):
 
 register_op("EmbeddingClusterPull", inputs=["keys: Tkeys", "counts: N * int32"], outputs=["values: N * float"],
             attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)", "dims: list(int)",
-                   "training: bool = true"],
+                   "training: list(bool)"],
             shape_fn=_pull_shapes, is_stateful=True)
 register_op("EmbeddingClusterPush", inputs=["keys: Tkeys", "grads: N * float", "counts: N * float",
                                             "clicks: N * float", "learning_rates: N * float"],
             outputs=[], attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)"],
             shape_fn=lambda op: [], is_stateful=True)
 # The independent pulls (pushes) of a step on one device become one op: one request per task.
-register_coalescable("EmbeddingClusterPull", key_attrs=("training",))
+register_coalescable("EmbeddingClusterPull")
 register_coalescable("EmbeddingClusterPush")
 
 
 def cluster_pull(configs, keys, counts, dims, training=True, name=None):
     """``[U_i, dim_i]`` rows of the unique ``keys[i]`` of table ``configs[i]`` (text-format
-    ``EmbeddingTableConfig``); ``counts[i]`` (int32 [U_i] or [0]) feed admission."""
+    ``EmbeddingTableConfig``); ``counts[i]`` (int32 [U_i] or [0]) feed admission; a ``training``
+    pull inserts unseen keys."""
     attrs = {"Tkeys": [k.dtype.base_dtype for k in keys], "tables": list(configs), "dims": [int(d) for d in dims],
-             "training": bool(training)}
+             "training": [bool(training)] * len(keys)}
     return apply_op("EmbeddingClusterPull", [list(keys), list(counts)], attrs,
                     name=name or "EmbeddingClusterPull").outputs
 

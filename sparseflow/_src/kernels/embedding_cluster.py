@@ -72,8 +72,8 @@ class _LocalClient:
     def __init__(self, shards):
         self._shards = shards
 
-    def table_pull_async(self, items, training, timeout=None):
-        return _run(lambda: (self._shards.incarnation, self._shards.pull(items, training)))
+    def table_pull_async(self, items, timeout=None):
+        return _run(lambda: (self._shards.incarnation, self._shards.pull(items)))
 
     def table_push_async(self, items, timeout=None):
         return _run(lambda: (self._shards.incarnation, self._shards.push(items)))
@@ -179,7 +179,7 @@ def _per_key(arr, n, dtype, what):
 @register_kernel("EmbeddingClusterPull", needs_context=True)
 def _cluster_pull(node):
     members = [_Member(t, node) for t in node.attrs["tables"]]
-    training = bool(node.attrs["training"])
+    training = [bool(x) for x in node.attrs["training"]]
     router = _Router(node)
     n = len(members)
 
@@ -195,9 +195,9 @@ def _cluster_pull(node):
                 k = keys if pos is None else keys[pos]
                 c = _EMPTY_I if counts is None else (counts if pos is None else counts[pos])
                 task = m.tasks[part]
-                requests.setdefault(task, []).append(PullItem(m.config, part, k, c, m.dim))
+                requests.setdefault(task, []).append(PullItem(m.config, part, k, c, m.dim, training[t]))
                 where.setdefault(task, []).append((t, pos))
-        replies = router.call(ctx, requests, "table_pull_async", training)
+        replies = router.call(ctx, requests, "table_pull_async")
         for task, rows_list in replies.items():
             for (t, pos), rows in zip(where[task], rows_list):
                 if pos is None:

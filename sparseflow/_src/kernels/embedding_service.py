@@ -25,11 +25,11 @@ Example:
     Traceback (most recent call last):
     ...
     sparseflow._src.framework.errors.NotFoundError: Embedding table 't' has no shard 0 on ...
-    >>> shards.pull([PullItem(cfg, 0, keys)], training=True)[0].tolist()
+    >>> shards.pull([PullItem(cfg, 0, keys)])[0].tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     >>> shards.push([PushItem(cfg, 0, keys, np.ones((2, 2), np.float32), learning_rate=0.5)])
     [0]
-    >>> shards.pull([PullItem(cfg, 0, keys)], training=False)[0].tolist()
+    >>> shards.pull([PullItem(cfg, 0, keys, training=False)])[0].tolist()
     [[0.0, 0.0], [0.0, 0.0]]
 """
 
@@ -94,14 +94,15 @@ def parse_config(config: bytes) -> ShardedTable:
 
 @dataclasses.dataclass
 class PullItem:
-    """Read the rows of ``keys`` (uint64, unique) of shard ``part`` of the table ``config``
-    (``dim``: the table's, for clients that decode replies)."""
+    """Read the rows of ``keys`` (uint64, unique) of shard ``part`` of the table ``config``; a
+    ``training`` pull inserts unseen keys (``dim``: the table's, for clients that decode replies)."""
 
     config: bytes
     part: int
     keys: np.ndarray
     counts: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
     dim: int = 0
+    training: bool = True
 
 
 @dataclasses.dataclass
@@ -176,7 +177,7 @@ class TableShards:
                             f"different tables different names.")
         return res
 
-    def pull(self, items, training: bool) -> list[np.ndarray]:
+    def pull(self, items) -> list[np.ndarray]:
         """The rows of each item's keys (float32 [keys, dim] per item)."""
         out = []
         for it in items:
@@ -185,7 +186,7 @@ class TableShards:
             if counts.size not in (0, it.keys.shape[0]):
                 raise errors.InvalidArgumentError(None, None, f"Pull from {res.name!r}: {counts.size} counts for "
                                                               f"{it.keys.shape[0]} keys.")
-            out.append(res.pull(it.keys, counts, training=training))
+            out.append(res.pull(it.keys, counts, training=it.training))
         return out
 
     def push(self, items) -> list[int]:

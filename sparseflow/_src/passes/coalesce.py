@@ -4,11 +4,10 @@ Some ops send a request to other tasks per run (the pull and push of embedding t
 over parameter servers). A step with two lookups would send two pulls to every server; merged,
 it sends one carrying both. An op type opts in with :func:`register_coalescable`; its inputs and
 outputs must all be lists (``N * T`` or ``list(type)``), and each of its attrs is either a list
-length (summed), a per-member list (concatenated), or a key in ``key_attrs`` that merged nodes
-share (``training`` of a pull). Its kernel must treat member ``i`` of every list as one request,
-independent of the others.
+length (summed) or a per-member list (concatenated). Its kernel must treat member ``i`` of every
+list as one request, independent of the others.
 
-Nodes are merged when they have the same op type, device and key attrs and no path (data or
+Nodes are merged when they have the same op type and device and no path (data or
 control) leads from one to another, so the merged node cannot wait on itself: candidates are
 taken in graph order and each joins the first group none of whose members reaches it. Nodes
 inside while loops are left alone, as are two nodes that a run fetches or targets by name (a
@@ -19,11 +18,12 @@ Example:
     >>> from sparseflow._src.framework import dtypes
     >>> from sparseflow._src.framework.ir import GraphIR, NodeIR
     >>> from sparseflow._src.passes.context import PassContext
-    >>> register_coalescable("EmbeddingClusterPull", key_attrs=("training",))  # done by the embedding layer
+    >>> "EmbeddingClusterPull" in coalescable_ops()  # registered by the embedding layer
+    True
     >>> cpu = "/cpu:0"
     >>> def pull(name, keys):
     ...     return NodeIR(name, "EmbeddingClusterPull", [keys, "c:0"], cpu, {"N": 1, "Tkeys": [dtypes.int64],
-    ...                   "tables": [name], "dims": [4], "training": True}, [dtypes.float32])
+    ...                   "tables": [name], "dims": [4], "training": [True]}, [dtypes.float32])
     >>> k = NodeIR("k", "Placeholder", [], cpu, {"dtype": dtypes.int64}, [dtypes.int64])
     >>> c = NodeIR("c", "Placeholder", [], cpu, {"dtype": dtypes.int32}, [dtypes.int32])
     >>> g = GraphIR([k, c, pull("a", "k:0"), pull("b", "k:0"), NodeIR("y", "AddN", ["b:0", "a:0"], cpu)])
@@ -41,7 +41,7 @@ import dataclasses
 from sparseflow._src.framework.ir import GraphIR, NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def
 from sparseflow._src.passes.context import PassContext
-from sparseflow._src.passes.graph_utils import attr_key, preserved_names
+from sparseflow._src.passes.graph_utils import preserved_names
 
 __all__ = ["coalesce", "register_coalescable", "coalescable_ops"]
 
@@ -53,13 +53,12 @@ _LOOP_EXIT = frozenset({"Exit", "RefExit"})
 class _Rule:
     count_attrs: tuple  # list lengths: summed
     list_attrs: tuple  # per-member lists: concatenated
-    key_attrs: tuple  # equal on every merged node
 
 
 _RULES: dict[str, _Rule] = {}
 
 
-def register_coalescable(op_type: str, key_attrs=()) -> None:
+def register_coalescable(op_type: str) -> None:
     """Lets the ``coalesce`` pass merge independent ``op_type`` nodes (see the module docstring);
     registering an unfit op type is a ValueError naming the offending argument or attr."""
     op_def = get_op_def(op_type)
@@ -71,13 +70,13 @@ def register_coalescable(op_type: str, key_attrs=()) -> None:
             counts.add(arg.number_attr)
     lists = []
     for name, a in op_def.attrs.items():
-        if name in counts or name in key_attrs:
+        if name in counts:
             continue
         if not a.type.startswith("list("):
-            raise ValueError(f"{op_type} cannot be coalesced: attr {name!r} ({a.type}) is neither a list length, a "
-                             f"per-member list nor a key attr.")
+            raise ValueError(f"{op_type} cannot be coalesced: attr {name!r} ({a.type}) is neither a list length nor "
+                             f"a per-member list.")
         lists.append(name)
-    _RULES[op_type] = _Rule(tuple(sorted(counts)), tuple(lists), tuple(key_attrs))
+    _RULES[op_type] = _Rule(tuple(sorted(counts)), tuple(lists))
 
 
 def coalescable_ops() -> list[str]:
@@ -106,9 +105,8 @@ def _in_loops(ir: GraphIR, consumers) -> set:
 def _groups(ir: GraphIR, ctx: PassContext):
     by_key = collections.defaultdict(list)
     for n in ir:
-        rule = _RULES.get(n.op)
-        if rule is not None:
-            by_key[(n.op, n.device) + tuple(attr_key(n.attrs.get(k)) for k in rule.key_attrs)].append(n)
+        if n.op in _RULES:
+            by_key[(n.op, n.device)].append(n)
     return [ns for ns in by_key.values() if len(ns) > 1]
 
 
