@@ -136,3 +136,25 @@ def test_restoring_with_another_optimizer_is_refused(saved_from_2ps):
                     saver.restore(sess, path)
     finally:
         c.close()
+
+
+def test_a_shard_saveable_also_restores_from_tensors_read_by_name(saved_from_2ps):
+    """The by-name path (RestoreV2 of the shard's own tensors, same sharding) loads the same rows."""
+    from sparseflow._src.ops import io_ops
+
+    path, want, _, _ = saved_from_2ps
+    c = _Cluster(2)
+    try:
+        with tf.Graph().as_default():
+            t, ids, train, probe, rows = _model(2)
+            restores = []
+            for s in t.saveables:
+                with tf.device(s.device):
+                    tensors = io_ops.restore_v2(path, [spec.name for spec in s.specs[:7]], [""] * 7,
+                                                [spec.dtype for spec in s.specs[:7]])
+                restores.append(s.restore(tensors, None))
+            with tf.Session(c.target) as sess:
+                sess.run(restores)
+                np.testing.assert_array_equal(sess.run(rows, {probe: PROBE}), want)
+    finally:
+        c.close()
