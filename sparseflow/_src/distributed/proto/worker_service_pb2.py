@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from sparseflow._src.distributed.proto import worker_pb2 as sparseflow_dot___src_dot_distributed_dot_proto_dot_worker__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n6sparseflow/_src/distributed/proto/worker_service.proto\x12\nsparseflow\x1a.sparseflow/_src/distributed/proto/worker.proto2\x8f\x06\n\rWorkerService\x12H\n\tGetStatus\x12\x1c.sparseflow.GetStatusRequest\x1a\x1d.sparseflow.GetStatusResponse\x12\x66\n\x13\x43reateWorkerSession\x12&.sparseflow.CreateWorkerSessionRequest\x1a\'.sparseflow.CreateWorkerSessionResponse\x12\x66\n\x13\x44\x65leteWorkerSession\x12&.sparseflow.DeleteWorkerSessionRequest\x1a\'.sparseflow.DeleteWorkerSessionResponse\x12T\n\rRegisterGraph\x12 .sparseflow.RegisterGraphRequest\x1a!.sparseflow.RegisterGraphResponse\x12Z\n\x0f\x44\x65registerGraph\x12\".sparseflow.DeregisterGraphRequest\x1a#.sparseflow.DeregisterGraphResponse\x12\x45\n\x08RunGraph\x12\x1b.sparseflow.RunGraphRequest\x1a\x1c.sparseflow.RunGraphResponse\x12Q\n\x0c\x43leanupGraph\x12\x1f.sparseflow.CleanupGraphRequest\x1a .sparseflow.CleanupGraphResponse\x12K\n\nCleanupAll\x12\x1d.sparseflow.CleanupAllRequest\x1a\x1e.sparseflow.CleanupAllResponse\x12K\n\nRecvTensor\x12\x1d.sparseflow.RecvTensorRequest\x1a\x1e.sparseflow.RecvTensorResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n6sparseflow/_src/distributed/proto/worker_service.proto\x12\nsparseflow\x1a.sparseflow/_src/distributed/proto/worker.proto2\xeb\x06\n\rWorkerService\x12H\n\tGetStatus\x12\x1c.sparseflow.GetStatusRequest\x1a\x1d.sparseflow.GetStatusResponse\x12\x66\n\x13\x43reateWorkerSession\x12&.sparseflow.CreateWorkerSessionRequest\x1a\'.sparseflow.CreateWorkerSessionResponse\x12\x66\n\x13\x44\x65leteWorkerSession\x12&.sparseflow.DeleteWorkerSessionRequest\x1a\'.sparseflow.DeleteWorkerSessionResponse\x12T\n\rRegisterGraph\x12 .sparseflow.RegisterGraphRequest\x1a!.sparseflow.RegisterGraphResponse\x12Z\n\x0f\x44\x65registerGraph\x12\".sparseflow.DeregisterGraphRequest\x1a#.sparseflow.DeregisterGraphResponse\x12\x45\n\x08RunGraph\x12\x1b.sparseflow.RunGraphRequest\x1a\x1c.sparseflow.RunGraphResponse\x12Q\n\x0c\x43leanupGraph\x12\x1f.sparseflow.CleanupGraphRequest\x1a .sparseflow.CleanupGraphResponse\x12K\n\nCleanupAll\x12\x1d.sparseflow.CleanupAllRequest\x1a\x1e.sparseflow.CleanupAllResponse\x12K\n\nRecvTensor\x12\x1d.sparseflow.RecvTensorRequest\x1a\x1e.sparseflow.RecvTensorResponse\x12Z\n\x0fRecvTensorChunk\x12\".sparseflow.RecvTensorChunkRequest\x1a#.sparseflow.RecvTensorChunkResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,5 +33,5 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sparseflow._src.distributed
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_WORKERSERVICE']._serialized_start=119
-  _globals['_WORKERSERVICE']._serialized_end=902
+  _globals['_WORKERSERVICE']._serialized_end=994
 # @@protoc_insertion_point(module_scope)
