@@ -105,5 +105,4 @@ from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
 from sparseflow._src.runtime.session import InteractiveSession, Session
 from sparseflow._src.training.metrics.confusion_matrix import confusion_matrix
-
-__version__ = "0.1.0"
+from sparseflow._src.version import __version__ as __version__

@@ -1,15 +1,16 @@
 """The ``sparseflow`` command line.
 
     sparseflow demo                       Wide&Deep on the bundled Adult census data, end to end
-    sparseflow train CONFIG               train (resuming from model_dir), then evaluate
+    sparseflow train CONFIG               train (resuming from the model directory), then evaluate
     sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
     sparseflow predict CONFIG --output F  one probability per evaluation row
     sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
                                           a local cluster: one process per task, each with TF_CONFIG
 
 CONFIG is a TOML (or YAML) file, or the name of a bundled config (adult_wide_deep, adult_deepfm,
-criteo_wide_deep, criteo_deepfm). The last line of demo, train and evaluate is a JSON object
-with the final metrics.
+criteo_wide_deep, criteo_deepfm). Checkpoints go to --model-dir, else the config's [train]
+model_dir, else ./sparseflow_runs/<config name> in the working directory. The last line of demo,
+train and evaluate is a JSON object with the final metrics.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import sys
 
 def _common(p, epochs=True):
     p.add_argument("config", help="config file (.toml/.yaml) or bundled config name")
-    p.add_argument("--model-dir", help="checkpoint directory (default: the config's [train] model_dir)")
+    p.add_argument("--model-dir", help="checkpoint directory (default: the config's [train] model_dir, "
+                   "else ./sparseflow_runs/<config name>)")
     p.add_argument("--data-dir", help="base directory of the config's relative data paths")
     if epochs:
         p.add_argument("--epochs", type=int, help="number of epochs (default: the config's)")

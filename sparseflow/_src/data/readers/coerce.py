@@ -12,7 +12,6 @@ import dataclasses
 import math
 import re
 
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,6 +20,7 @@ from sparseflow._src.data.readers import hashing
 from sparseflow._src.data.readers.policy import text_of
 from sparseflow._src.data.readers.schema import NUMERIC_DTYPES, Column
 from sparseflow._src.framework.sparse_tensor import SparseTensorValue
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _FLOAT_RE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -128,7 +128,7 @@ def text_column(arr: pa.Array, bad: Bad, strip: bool) -> pa.Array:
     return pc.utf8_trim(arr, _BLANKS) if strip else arr
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _fill_nulls(values, validity, has_validity, start, n, default, out):
     if not has_validity:
         for i in range(n):
@@ -139,7 +139,7 @@ def _fill_nulls(values, validity, has_validity, start, n, default, out):
         out[i] = values[j] if (validity[j >> 3] >> (j & 7)) & 1 else default
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _any_inf(values, validity, has_validity, start, n):
     found = False
     for i in range(n):  # (no early exit: vectorized)
