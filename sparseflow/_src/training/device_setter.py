@@ -92,7 +92,7 @@ class RandomStrategy:
         self._seed = seed
 
     def __call__(self, op):
-        digest = hashlib.md5(f"{op.name}_{self._seed}".encode("utf-8")).hexdigest()
+        digest = hashlib.md5(f"{op.name}_{self._seed}".encode()).hexdigest()
         return int(int(digest, 16) % self._num_tasks)
 
 
