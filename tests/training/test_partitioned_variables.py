@@ -216,3 +216,11 @@ def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(f"sparseflow._src.{module}"),
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_optimizer_var_list_takes_the_shards_and_says_so():
+    emb = tf.get_variable("emb", [6, 2], partitioner=tf.fixed_size_partitioner(2))
+    loss = tf.reduce_sum(tf.nn.embedding_lookup(emb, [1, 4]))
+    with pytest.raises(NotImplementedError, match=r"pass var_list=list\(emb\)"):
+        tf.train.AdagradOptimizer(0.1).minimize(loss, var_list=[emb])
+    assert tf.train.AdagradOptimizer(0.1).minimize(loss, var_list=list(emb)) is not None
