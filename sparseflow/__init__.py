@@ -15,6 +15,7 @@ Example:
 from sparseflow import (
     app,
     compat,
+    contrib,
     data,
     distribute,
     embedding,
@@ -97,6 +98,8 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.partitioned_variable import PartitionedVariable
+from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *

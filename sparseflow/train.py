@@ -5,5 +5,6 @@ from sparseflow._src.distributed.cluster_spec import ClusterSpec
 from sparseflow._src.distributed.server import Server
 from sparseflow._src.framework.file_io import write_graph
 from sparseflow._src.training.checkpoint import *
+from sparseflow._src.training.device_setter import *
 from sparseflow._src.training.optimizer import *
 from sparseflow._src.training.session import *

@@ -19,6 +19,7 @@ from __future__ import annotations
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
 from sparseflow._src.framework.operation import Tensor
 from sparseflow._src.ops import state_ops
+from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.variables import Variable
 
 __all__ = ["SaveSpec", "SaveableObject", "ReferenceVariableSaveable", "op_list_to_dict",
@@ -85,13 +86,13 @@ def _flatten(items):
 
 def op_list_to_dict(op_list):
     """``{checkpoint name: variable}`` for a list of variables (keyed by op name, or by full name for
-    partitions) and SaveableObjects (keyed by their name)."""
+    partitions), PartitionedVariables and SaveableObjects (keyed by their name)."""
     if not isinstance(op_list, (list, tuple, set)):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     op_list = sorted(_flatten(list(op_list)), key=lambda x: x.name)
     out = {}
     for var in op_list:
-        if isinstance(var, SaveableObject):
+        if isinstance(var, (SaveableObject, PartitionedVariable)):
             name = var.name
         elif isinstance(var, Variable) and var._get_save_slice_info() is not None:
             name = var._get_save_slice_info().full_name
@@ -117,11 +118,16 @@ def _saveables_for(op, name):
     if isinstance(op, SaveableObject):
         yield op
         return
-    if isinstance(op, (list, tuple)):
+    if isinstance(op, (list, tuple, PartitionedVariable)):
+        full_name = None
         for v in op:
             info = v._get_save_slice_info() if isinstance(v, Variable) else None
             if info is None:
                 raise ValueError(f"Slices of '{name}' must be variables with save slice info, got {v}.")
+            if full_name not in (None, info.full_name):
+                raise ValueError(f"Slices saved as '{name}' must all be from the same tensor, but come from "
+                                 f"'{full_name}' and '{info.full_name}'.")
+            full_name = info.full_name
             yield ReferenceVariableSaveable(v._ref(), info.spec, name)
         return
     tensor = op._ref() if isinstance(op, Variable) else op
