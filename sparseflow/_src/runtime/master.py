@@ -249,6 +249,12 @@ class MasterSession:
         partition_irs = {d: GraphIR(ns, ir.library, ir.versions) for d, ns in sorted(parts.items())}
         return ClientGraph(self, local, remote, worker.graph(self.handle, gh), explain_text(ir, ctx), partition_irs)
 
+    def list_devices(self) -> list:
+        """The devices this master knows: its own task's, and those of the tasks it has reached."""
+        from sparseflow._src.runtime.worker import DeviceAttributes
+
+        return [DeviceAttributes(n, "CPU", 0, inc) for n, inc in sorted(self.env.incarnations().items())]
+
     # ------------------------------------------------------------------ steps and lifecycle
     def take_cleanups(self) -> dict[str, list[int]]:
         with self._lock:
