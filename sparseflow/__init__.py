@@ -32,6 +32,7 @@ from sparseflow import (
     metrics,
     models,
     nn,
+    queue,
     random,
     sparse,
     strings,
@@ -86,6 +87,7 @@ from sparseflow._src.grad.gradients_impl import *
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
+from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
@@ -95,6 +97,7 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import threading
@@ -82,6 +83,7 @@ class BaseSession:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sparseflow-inter-op") \
             if threads and threads > 1 else None
         self._default_ctx = None
+        self._live_steps = _LiveSteps()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -105,6 +107,7 @@ class BaseSession:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self):
+        self._live_steps.cancel_all()  # unblocks steps waiting in other threads (queues, accumulators)
         with self._lock:
             if self._closed:
                 return
@@ -289,16 +292,17 @@ class BaseSession:
         c.runs += 1
         if run_metadata is not None and getattr(options, "output_partition_graphs", False):
             _add_partition_graphs(run_metadata, c.plan)
-        if trace and run_metadata is not None:
-            stats = []
-            out = plan.run_traced(feeds, ctx, stats)
-            fill_step_stats(run_metadata, stats)
-        elif self._pool is not None:
-            out = plan.run_parallel(feeds, ctx, self._pool)
-        elif timeout_ms and timeout_ms > 0:
-            out = plan.run_traced(feeds, ctx, None)
-        else:
-            out = plan.run(feeds, ctx)
+        with self._live_steps.track(ctx, self):
+            if trace and run_metadata is not None:
+                stats = []
+                out = plan.run_traced(feeds, ctx, stats)
+                fill_step_stats(run_metadata, stats)
+            elif self._pool is not None:
+                out = plan.run_parallel(feeds, ctx, self._pool)
+            elif timeout_ms and timeout_ms > 0:
+                out = plan.run_traced(feeds, ctx, None)
+            else:
+                out = plan.run(feeds, ctx)
         results = []
         it = iter(out)
         for f in c.fetch_tensors:
@@ -329,6 +333,36 @@ class BaseSession:
         mapper = FetchMapper.build(self._resolve_fetch, fetches)
         feed_keys, _ = self._flatten_feeds(feed_dict)
         return self._get_compiled(tuple(feed_keys), tuple(mapper.unique_fetches())).explain_text
+
+
+class _LiveSteps:
+    """The step contexts of a session's runs in flight, so that ``close()`` can cancel them: a kernel
+    blocked in one (a dequeue, a take_grad) sees ``ctx.cancelled`` and raises CancelledError."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._steps: set = set()
+
+    @contextlib.contextmanager
+    def track(self, ctx, session):
+        if ctx is None:  # plans without context-needing kernels never block
+            yield
+            return
+        with self._lock:
+            self._steps.add(ctx)
+        if session._closed:  # closed while this run was starting
+            ctx.cancelled.set()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._steps.discard(ctx)
+
+    def cancel_all(self):
+        with self._lock:
+            steps = list(self._steps)
+        for ctx in steps:
+            ctx.cancelled.set()
 
 
 class Session(BaseSession):
