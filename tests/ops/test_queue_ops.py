@@ -72,6 +72,7 @@ def test_names_make_elements_dicts():
         assert sess.run(q.dequeue()) == {"id": 1, "word": b"a"}
         got = sess.run(q.dequeue_many(2))
         assert got["id"].tolist() == [2, 3] and got["word"].tolist() == [b"b", b"c"]
+        assert all(type(w) is bytes for w in got["word"])  # not 0-d arrays inside an object array
     with pytest.raises(ValueError, match="must enqueue a dictionary"):
         q.enqueue([1, "x"])
     with pytest.raises(ValueError, match="do not match names"):
@@ -202,6 +203,7 @@ def test_padding_queue_pads_each_batch_to_its_longest_element():
         assert first[0].tolist() == [1, 2, 3] and first[1] == b"a"
         padded, words = sess.run(many)
         assert padded.tolist() == [[4], [0]] and words.tolist() == [b"b", b"c"]
+        assert all(type(w) is bytes for w in words)
     strings = tf.PaddingFIFOQueue(5, tf.string, shapes=[[None]])
     with tf.Session() as sess:
         sess.run(strings.enqueue([["x", "y"]]))

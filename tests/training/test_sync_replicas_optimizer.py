@@ -206,3 +206,50 @@ def test_monitored_training_session_with_the_hook_trains_like_plain_sgd():
     got_w, got_unused, got_step = final.final_ops_values
     assert k == 4 and got_step == 4 and got_unused == 1.0
     np.testing.assert_allclose(got_w, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_hook_of_a_non_chief_worker_only_sets_its_local_step():
+    cluster = _Cluster(num_workers=2, aggregate=2)
+    worker_opt = cluster.workers[1][1]
+    hook = worker_opt.make_session_run_hook(is_chief=False)
+    hook.begin()
+    tokens = tf.FIFOQueue(-1, tf.int64, shapes=(), shared_name="sync_token_q", name="tokens_view")
+    set_step = tf.assign(cluster.global_step, 7)
+    with tf.Session() as sess:
+        with pytest.raises(RuntimeError, match="not make model ready for SyncReplicasOptimizer local_init"):
+            hook.after_create_session(sess, tf.train.Coordinator())  # the chief has not initialized yet
+        sess.run(cluster.init)
+        sess.run(set_step)
+        coord = tf.train.Coordinator()
+        hook.after_create_session(sess, coord)
+        assert sess.run(worker_opt._local_step) == 7
+        assert sess.run(tokens.size()) == 0 and not coord._registered_threads
+
+
+def test_variable_averages_run_after_the_tokens_are_handed_out():
+    class CountingAverages:  # stands for tf.train.ExponentialMovingAverage: apply(var_list) -> op
+        def __init__(self):
+            self.count = tf.Variable(0, name="averages_applied")
+            self.var_list = None
+
+        def apply(self, var_list):
+            self.var_list = var_list
+            return tf.assign_add(self.count, 1).op
+
+    averages = CountingAverages()
+    w = tf.Variable([1.0, 2.0])
+    step = tf.train.get_or_create_global_step()
+    opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5), replicas_to_aggregate=1,
+                                         variable_averages=averages, variables_to_average=[w])
+    train_op = opt.apply_gradients([(tf.constant([1.0, 1.0]), w)], global_step=step)
+    (sync_op,) = opt.get_chief_queue_runner().enqueue_ops
+    assert averages.var_list == [w] and sync_op.type == "AssignAdd"
+    tokens = tf.FIFOQueue(-1, tf.int64, shapes=(), shared_name="sync_token_q", name="tokens_view")
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer(), opt.chief_init_op])
+        assert sess.run(opt.ready_for_local_init_op).tolist() == []
+        worker = threading.Thread(target=lambda: sess.run(train_op, options=TIMEOUT))
+        worker.start()
+        sess.run(sync_op, options=TIMEOUT)  # update, hand out the token, then average
+        worker.join(60)
+        assert sess.run([w, step, averages.count, tokens.size()]) == [pytest.approx([0.5, 1.5]), 1, 1, 0]

@@ -18,7 +18,7 @@ Example:
     >>> from sparseflow._src.framework import dtypes
     >>> q = FIFOQueue("q", [dtypes.int32], [()], capacity=3)
     >>> q.enqueue_many(None, [np.array([1, 2], np.int32)])
-    >>> q.dequeue(None)[0], q.size()
+    >>> q.dequeue(None)[0], int(q.size())
     (array(1, dtype=int32), 1)
 """
 
@@ -224,7 +224,7 @@ class QueueResource:
             return np.stack(values)
         out = np.empty((len(values),) + values[0].shape, dtype=dtype)
         for j, v in enumerate(values):
-            out[j] = v
+            out[j, ...] = v  # copies the strings (``out[j] = v`` would store a 0-d array as one object)
         return out
 
     def _dequeue(self, ctx, n: int, allow_small_batch: bool) -> list:
@@ -301,7 +301,7 @@ class PaddingFIFOQueue(FIFOQueue):
         dtype = self._np_dtypes[i]
         out = np.full((len(values),) + padded, b"" if np.dtype(dtype).kind == "O" else 0, dtype=dtype)
         for j, v in enumerate(values):
-            out[(j,) + tuple(slice(0, s) for s in v.shape)] = v
+            out[(j,) + tuple(slice(0, s) for s in v.shape) + (Ellipsis,)] = v
         return out
 
 
