@@ -34,6 +34,7 @@ from sparseflow import (
     metrics,
     models,
     nn,
+    queue,
     random,
     sparse,
     strings,
@@ -89,6 +90,7 @@ from sparseflow._src.grad.gradients_impl import *
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
+from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
@@ -100,6 +102,7 @@ from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
+from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
