@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from google.protobuf import text_format
 
@@ -122,7 +124,7 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
         shape = list(arr.shape)
     else:
         shape = [int(d) for d in (shape.as_list() if isinstance(shape, TensorShape) else shape)]
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         if verify_shape and list(arr.shape) != shape:
             raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got {tuple(arr.shape)}.")
         if arr.size > n:
@@ -132,7 +134,9 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
         if arr.size == n:
             arr = arr.reshape(shape)
     proto = TensorProto(dtype=dt.as_datatype_enum, tensor_shape=shape_to_proto(shape))
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
+    if n > 1 and arr.ndim and arr.size == n and not any(arr.strides):  # one value broadcast: stored once
+        arr = np.array([arr[(0,) * arr.ndim]], dtype=arr.dtype)
     if dt in _CONTENT_TYPES and arr.size == n and n > 1:
         little = np.dtype(dt.as_numpy_dtype).newbyteorder("<")
         proto.tensor_content = np.ascontiguousarray(arr, dtype=little).tobytes()
@@ -153,11 +157,28 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
     return proto
 
 
+MAX_EXPANDED_BYTES = 1 << 26  # a TensorProto that repeats its last value expands to at most this (64 MiB)
+
+
+def _checked_ints(field, np_dt: np.dtype, wide: type) -> np.ndarray:
+    """The values of a repeated int proto field as ``np_dt``; a value outside its range is a ValueError."""
+    arr = np.array(field, dtype=wide)
+    info = np.iinfo(np_dt)
+    if arr.size and (arr.min() < info.min or arr.max() > info.max):
+        bad = arr[(arr < info.min) | (arr > info.max)][0]
+        raise ValueError(f"TensorProto of {np_dt.name} holds the value {int(bad)}, outside the range of "
+                         f"{np_dt.name} [{info.min}, {info.max}].")
+    return arr.astype(np_dt)
+
+
 def make_ndarray(proto: TensorProto) -> np.ndarray:
     """The NumPy array a TensorProto holds (TensorFlow's ``tf.make_ndarray``).
 
     Reads ``tensor_content`` or the typed field; a typed field with fewer values than elements
-    is padded with its last value (one value fills the shape), an empty one gives zeros.
+    is padded with its last value (one value fills the shape, as a read-only broadcast view that
+    takes no memory), an empty one gives zeros. Sizes are checked before anything is allocated:
+    content that does not match the shape, values out of the dtype's range, or padding beyond
+    ``MAX_EXPANDED_BYTES`` are ValueErrors.
     """
     dt = dtype_from_enum(proto.dtype)
     if dt in (dtypes.resource, dtypes.variant):
@@ -166,28 +187,35 @@ def make_ndarray(proto: TensorProto) -> np.ndarray:
     if not shape.is_fully_defined():
         raise ValueError(f"A TensorProto must have a fully defined shape, got {shape}.")
     dims = shape.as_list()
-    n = int(np.prod(dims, dtype=np.int64))
+    n = math.prod(dims)
     np_dt = np.dtype(dt.as_numpy_dtype)
+    if n * np_dt.itemsize >= 2**63:
+        raise ValueError(f"TensorProto shape {dims} of {dt.name} has {n} elements, more than any array can hold.")
     if proto.tensor_content and dt != dtypes.string:
+        itemsize = 2 if dt == dtypes.bfloat16 else np_dt.itemsize
+        if len(proto.tensor_content) != n * itemsize:
+            raise ValueError(f"TensorProto content has {len(proto.tensor_content)} bytes, but its shape {dims} "
+                             f"of {dt.name} needs {n * itemsize}.")
         if dt == dtypes.bfloat16:
             flat = _bfloat16_values(np.frombuffer(proto.tensor_content, dtype="<u2"))
         else:
             flat = np.frombuffer(proto.tensor_content, dtype=np_dt.newbyteorder("<")).astype(np_dt)
-        if flat.size != n:
-            raise ValueError(f"TensorProto content holds {flat.size} elements of {dt.name}, but its shape "
-                             f"{dims} needs {n}.")
         return flat.reshape(dims)
     field = getattr(proto, _VAL_FIELD[dt])
+    if len(field) > n * (2 if dt.is_complex else 1):
+        raise ValueError(f"TensorProto holds {len(field)} values of {dt.name}, but its shape {dims} needs {n}.")
     if dt == dtypes.string:
         flat = np.empty(len(field), dtype=object)
         flat[:] = list(field)
     elif dt == dtypes.float16:
-        flat = np.asarray(field, dtype=np.uint16).view(np.float16)
+        flat = _checked_ints(field, np.dtype(np.uint16), np.int64).view(np.float16)
     elif dt == dtypes.bfloat16:
-        flat = _bfloat16_values(np.asarray(field, dtype=np.uint16))
+        flat = _bfloat16_values(_checked_ints(field, np.dtype(np.uint16), np.int64))
     elif dt.is_complex:
         parts = np.asarray(field, dtype=np.float32 if dt == dtypes.complex64 else np.float64)
         flat = parts.view(np_dt) if parts.size % 2 == 0 else parts[:-1].view(np_dt)
+    elif np_dt.kind in "iu":
+        flat = _checked_ints(field, np_dt, np.uint64 if np_dt == np.uint64 else np.int64)
     else:
         flat = np.array(list(field), dtype=np_dt)
     if flat.size > n:
@@ -195,6 +223,14 @@ def make_ndarray(proto: TensorProto) -> np.ndarray:
                          f"needs {n}.")
     if flat.size < n:
         fill = flat[-1] if flat.size else (b"" if dt == dtypes.string else np_dt.type(0))
+        if flat.size <= 1:
+            one = np.empty((), dtype=np_dt)
+            one[()] = fill
+            return np.broadcast_to(one, dims)  # read-only, no memory for the elements
+        if n * np_dt.itemsize > MAX_EXPANDED_BYTES:
+            raise ValueError(f"TensorProto holds {flat.size} values of {dt.name} for shape {dims}: padded with "
+                             f"its last value it would take {n * np_dt.itemsize} bytes (sparseflow expands at most "
+                             f"{MAX_EXPANDED_BYTES}); store it in tensor_content.")
         padded = np.empty(n, dtype=np_dt)
         padded[: flat.size] = flat
         padded[flat.size:] = fill
@@ -333,6 +369,8 @@ def attr_value_to_python(av: AttrValue, kind: str | None = None):
         return av
     if which == "list":
         lv = av.list
+        if kind is not None and not kind.startswith("list("):
+            raise ValueError(f"AttrValue had value with type 'list' when '{kind}' expected.")
         if kind is not None and kind.startswith("list("):
             fields = [_FIELD_OF_KIND.get(kind[5:-1], "")]
         else:
@@ -412,9 +450,16 @@ def node_attrs_to_python(node: node_def_pb2.NodeDef, op_def) -> dict:
     return attrs
 
 
+MAX_ARG_COUNT = 1 << 16  # tensors one input or output arg of a node may stand for
+
+
 def _arg_count(arg, attrs) -> int:
     if arg.number_attr:
-        return int(attrs[arg.number_attr])
+        n = attrs[arg.number_attr]
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 0 <= n <= MAX_ARG_COUNT:
+            raise ValueError(f"attr '{arg.number_attr}' = {n!r} gives the number of tensors of arg '{arg.name}'; it "
+                             f"must be an int in [0, {MAX_ARG_COUNT}].")
+        return int(n)
     if arg.type_list_attr:
         return len(attrs[arg.type_list_attr])
     return 1
