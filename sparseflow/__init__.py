@@ -16,6 +16,7 @@ from sparseflow import (
     app,
     compat,
     data,
+    debugging,
     embedding,
     errors,
     feature_column,
@@ -95,6 +96,7 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
