@@ -41,3 +41,13 @@ def test_verify_tensor_all_finite_and_assert_all_finite():
 def test_check_numerics_of_an_integer_tensor_is_a_type_error():
     with pytest.raises(TypeError, match="floating-point tensor, got int32"):
         tf.check_numerics(tf.constant([1, 2]), "ints")
+
+
+@pytest.mark.parametrize("module", ["ops.numerics_ops", "framework.tensor_proto", "framework.graph_io"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"sparseflow._src.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
