@@ -17,6 +17,7 @@ from sparseflow import (
     compat,
     contrib,
     data,
+    debugging,
     distribute,
     embedding,
     errors,
@@ -100,6 +101,7 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *

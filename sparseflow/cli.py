@@ -51,14 +51,15 @@ def main(argv=None) -> int:
     if args.command == "launch":  # before the models import: the launcher needs none of it
         return run_launch(args)
 
+    from sparseflow._src.framework import errors
     from sparseflow._src.models import evaluate, load_config, predict, train
 
-    if args.command == "demo":
-        from sparseflow._src.apps.demo import run
-
-        run(epochs=args.epochs, model_dir=args.model_dir)
-        return 0
     try:
+        if args.command == "demo":
+            from sparseflow._src.apps.demo import run
+
+            run(epochs=args.epochs, model_dir=args.model_dir)
+            return 0
         cfg = load_config(args.config, data_dir=args.data_dir)
         if args.command == "train":
             train(cfg, model_dir=args.model_dir, epochs=args.epochs)
@@ -67,10 +68,21 @@ def main(argv=None) -> int:
         else:
             n = predict(cfg, args.output, model_dir=args.model_dir, paths=args.input)
             print(f"wrote {n} predictions to {args.output}", file=sys.stderr)
-    except (OSError, ValueError, ImportError) as e:
-        print(f"sparseflow {args.command}: error: {e}", file=sys.stderr)
+    except errors.OpError as e:  # sparseflow's errors: the first line says what and where
+        print(f"sparseflow {args.command}: error: {_first_line(e.message)}", file=sys.stderr)
         return 1
+    except (OSError, ValueError, TypeError, ImportError) as e:
+        print(f"sparseflow {args.command}: error: {_first_line(str(e))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"sparseflow {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0
+
+
+def _first_line(message: str) -> str:
+    """An error's message without the op details that follow its first line."""
+    return message.split("\n")[0].removesuffix(" Original error:").strip() or message.strip()
 
 
 if __name__ == "__main__":

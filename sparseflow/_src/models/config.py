@@ -91,6 +91,30 @@ def _check_keys(section, table, allowed):
         raise ValueError(f"config [{section}]: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
 
 
+def _int_at_least(section, key, value, low):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"config [{section}] {key} must be an integer >= {low}, got {value!r}")
+
+
+def _check_values(model, train):
+    """Values the run divides by, loops over or sizes arrays with: refused here, not as a traceback later."""
+    for key, low in (("epochs", 0), ("batch_size", 1), ("eval_batch_size", 1), ("seed", 0)):
+        _int_at_least("train", key, train[key], low)
+    if not isinstance(train["shuffle"], bool):
+        raise ValueError(f"config [train] shuffle must be true or false, got {train['shuffle']!r}")
+    if "embedding_dim" in model:
+        _int_at_least("model", "embedding_dim", model["embedding_dim"], 1)
+    units = model.get("hidden_units", [])
+    if not isinstance(units, list):
+        raise ValueError(f"config [model] hidden_units must be a list of layer sizes, got {units!r}")
+    for u in units:
+        _int_at_least("model", "hidden_units", u, 1)
+    for key, high in (("dropout", 1.0), ("l2", float("inf")), ("embedding_stddev", float("inf"))):
+        v = model.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < high):
+            raise ValueError(f"config [model] {key} must be a number in [0, {high}), got {v!r}")
+
+
 def _paths(value, base):
     if value is None:
         return []
@@ -132,6 +156,7 @@ def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, so
     train.setdefault("eval_batch_size", 4096)
     train.setdefault("seed", 0)
     train.setdefault("shuffle", True)
+    _check_values(model, train)
     return Config(spec, _paths(data["train"], base), _paths(data.get("eval"), base), model, train, read_options,
                   source)
 

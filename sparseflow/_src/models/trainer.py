@@ -44,8 +44,14 @@ def build_model(cfg: Config) -> WideDeep:
                seed=int(cfg.train["seed"]), **m)
 
 
+def _table(cfg, paths):
+    f = cfg.features
+    numeric = [*f.numeric, *f.buckets, *f.log_buckets]
+    return read_table(paths, f.columns, numeric=numeric, missing=tuple(f.missing), **cfg.read_options)
+
+
 def _read(cfg, paths):
-    return cfg.features.transform(read_table(paths, cfg.features.columns, **cfg.read_options))
+    return cfg.features.transform(_table(cfg, paths))
 
 
 def load_inputs(cfg: Config, paths=None, model_dir=None):
@@ -56,7 +62,7 @@ def load_inputs(cfg: Config, paths=None, model_dir=None):
         with open(stats_file) as f:
             cfg.features.load_fitted(json.load(f))
     else:
-        cfg.features.fit(read_table(cfg.train_paths, cfg.features.columns, **cfg.read_options))
+        cfg.features.fit(_table(cfg, cfg.train_paths))
     return _read(cfg, paths if paths is not None else cfg.eval_paths)
 
 
@@ -67,7 +73,12 @@ def _feed(g, inputs):
 def _predict_probs(sess, g, inputs, batch_size):
     out = [sess.run(g.prob, _feed(g, inputs.take(slice(s, s + batch_size))))
            for s in range(0, len(inputs), batch_size)]
-    return np.concatenate(out).reshape(-1) if out else np.zeros(0, np.float32)
+    probs = np.concatenate(out).reshape(-1) if out else np.zeros(0, np.float32)
+    bad = np.flatnonzero(~np.isfinite(probs))
+    if bad.size:
+        raise ValueError(f"the model predicts {probs[bad[0]]} for {bad.size} of {probs.size} examples (the first is "
+                         f"example {bad[0] + 1}); its weights are not finite, so no metrics are reported.")
+    return probs
 
 
 def _session(model_dir, required):
@@ -76,7 +87,14 @@ def _session(model_dir, required):
     sess = tf.Session()
     ckpt = tf.train.latest_checkpoint(model_dir) if os.path.isdir(model_dir) else None
     if ckpt:
-        saver.restore(sess, ckpt)
+        try:
+            saver.restore(sess, ckpt)
+        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
+            sess.close()
+            first = e.message.split("\n")[0].removesuffix(" Original error:")
+            raise type(e)(None, None, f"model_dir {model_dir!r} holds a checkpoint this config's model cannot "
+                                      f"restore: {first} Train into another --model-dir (or remove this one) to "
+                                      f"start afresh, or use the config that wrote it.") from e
     elif required:
         sess.close()
         raise FileNotFoundError(f"no checkpoint in model_dir {model_dir}: run `sparseflow train` first "
@@ -101,7 +119,9 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, progress=None, eva
     epochs = int(epochs if epochs is not None else cfg.train["epochs"])
     batch_size = int(cfg.train["batch_size"])
     t0 = time.perf_counter()
-    cfg.features.fit(read_table(cfg.train_paths, cfg.features.columns, **cfg.read_options))
+    if epochs < 0:
+        raise ValueError(f"epochs must be >= 0, got {epochs}")
+    cfg.features.fit(_table(cfg, cfg.train_paths))
     data = _read(cfg, cfg.train_paths)
     eval_data = _read(cfg, cfg.eval_paths) if cfg.eval_paths and evaluate_after else None
     print(f"read {len(data)} training and {len(eval_data) if eval_data else 0} evaluation examples "
@@ -125,6 +145,7 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, progress=None, eva
                               start_step=step)
             recent_y, recent_p = [], []
             train_metrics = {}
+            step_saved = step if ckpt else None
             for epoch in range(step // steps_per_epoch, epochs):
                 rng = np.random.default_rng([int(cfg.train["seed"]), epoch])
                 order = rng.permutation(len(data)) if cfg.train.get("shuffle", True) else np.arange(len(data))
@@ -133,6 +154,11 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, progress=None, eva
                 for start in range(0, len(order), batch_size):
                     b = data.take(order[start:start + batch_size])
                     loss, logits, _ = run_step(b.wide, b.deep, b.numeric, b.label)
+                    if not math.isfinite(loss):
+                        raise ValueError(f"training diverged: the loss is {float(loss)} at step {step + 1} (epoch "
+                                         f"{epoch + 1}); nothing of this epoch was saved"
+                                         f"{f' (the last checkpoint is step {step_saved})' if step_saved else ''}. "
+                                         f"Lower the learning rates or check the data for extreme values.")
                     losses.append(float(loss))
                     step += 1
                     recent_y.append(b.label)
@@ -145,6 +171,7 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, progress=None, eva
                 ys, ps = np.concatenate(recent_y[-80:]), np.concatenate(recent_p[-80:])
                 train_metrics = {"loss": round(float(np.mean(losses)), 4), "auc": round(roc_auc(ys, ps), 4)}
                 saver.save(sess, os.path.join(model_dir, "model.ckpt"), global_step=step)
+                step_saved = step
                 bar.update(step, force=False, loss=train_metrics["loss"], auc=train_metrics["auc"])
                 print(f"epoch {epoch + 1}/{epochs}  loss {train_metrics['loss']:.4f}  train auc "
                       f"{train_metrics['auc']:.4f}  {len(order) / secs:,.0f} examples/s", file=out, flush=True)

@@ -128,9 +128,16 @@ def coerce_block(raw: RawBlock, schema: Schema, policy: BadRecordPolicy, post=No
         found.sort(key=lambda f: f[0])
         rows = sorted({f[0] for f in found})
         where = dict(zip(rows, raw.locate(rows)))
+        skipped = {}  # a dropped row is one bad record, its other bad values listed with it
         for r, name, text, why, action in found:
             line, row, record = where[r]
-            bad.append((BadRecord(raw.path, line, row, name, why, text, record), action))
+            if action == "skip" and r in skipped:
+                skipped[r].also.append((name, why, text))
+                continue
+            rec = BadRecord(raw.path, line, row, name, why, text, record)
+            if action == "skip":
+                skipped[r] = rec
+            bad.append((rec, action))
         bad.sort(key=lambda b: _order_key(b[0]))
     if bad and policy is BadRecordPolicy.ERROR:
         raise DataError(bad[0][0])

@@ -55,6 +55,27 @@ class SaveableObject:
         """The op that stores ``restored_tensors`` (one per spec) into this object."""
         raise NotImplementedError
 
+    def check_restored(self, restored_tensors, restored_shapes) -> list:
+        """Ops that fail when ``restored_tensors`` cannot be stored into this object. A Saver runs
+        the checks of every object before any ``restore`` op, so a refused restore changes nothing.
+
+        By default a restored tensor must have its spec's static shape when that is fully known
+        (with ``restored_shapes``, a Saver that reshapes: the same number of elements).
+        """
+        from sparseflow._src.ops import array_ops
+
+        checks = []
+        for spec, restored in zip(self.specs, restored_tensors):
+            get_shape = getattr(spec.tensor, "get_shape", None)
+            static = get_shape() if get_shape is not None else None
+            if static is None or not static.is_fully_defined():
+                continue
+            if restored_shapes is None:
+                checks.append(array_ops.ensure_shape(restored, static).op)
+            else:
+                checks.append(array_ops.reshape(restored, static.as_list()).op)
+        return checks
+
 
 class ReferenceVariableSaveable(SaveableObject):
     """A TF1 reference variable (its VariableV2 ref tensor), saved whole or as one slice."""
