@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 TFPY="${TFPY:-/work/tfenv/bin/python}"
 record() {  # program ps workers
   unshare -rn sh -c "ip link set lo up; exec $TFPY run_cluster_program.py --module tensorflow --ps $2 --workers $3 $1" \
-    | grep '^RESULT [a-z_]* ' > "${1%.py}.expected"
+    | grep -E '^RESULT [a-z_]+ ' > "${1%.py}.expected"
   echo "${1%.py}.expected: $(wc -l < "${1%.py}.expected") lines"
 }
 record d01_between_graph.py 1 1
