@@ -15,7 +15,9 @@ Example:
 from sparseflow import (
     app,
     compat,
+    contrib,
     data,
+    debugging,
     distribute,
     embedding,
     errors,
@@ -33,6 +35,7 @@ from sparseflow import (
     metrics,
     models,
     nn,
+    queue,
     random,
     sparse,
     strings,
@@ -88,6 +91,7 @@ from sparseflow._src.grad.gradients_impl import *
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
+from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
@@ -97,6 +101,10 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.numerics_ops import *
+from sparseflow._src.ops.partitioned_variable import PartitionedVariable
+from sparseflow._src.ops.partitioned_variables import *
+from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
@@ -105,5 +113,4 @@ from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
 from sparseflow._src.runtime.session import InteractiveSession, Session
 from sparseflow._src.training.metrics.confusion_matrix import confusion_matrix
-
-__version__ = "0.1.0"
+from sparseflow._src.version import __version__ as __version__

@@ -1,15 +1,16 @@
 """The ``sparseflow`` command line.
 
     sparseflow demo                       Wide&Deep on the bundled Adult census data, end to end
-    sparseflow train CONFIG               train (resuming from model_dir), then evaluate
+    sparseflow train CONFIG               train (resuming from the model directory), then evaluate
     sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
     sparseflow predict CONFIG --output F  one probability per evaluation row
     sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
                                           a local cluster: one process per task, each with TF_CONFIG
 
 CONFIG is a TOML (or YAML) file, or the name of a bundled config (adult_wide_deep, adult_deepfm,
-criteo_wide_deep, criteo_deepfm). The last line of demo, train and evaluate is a JSON object
-with the final metrics.
+criteo_wide_deep, criteo_deepfm). Checkpoints go to --model-dir, else the config's [train]
+model_dir, else ./sparseflow_runs/<config name> in the working directory. The last line of demo,
+train and evaluate is a JSON object with the final metrics.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import sys
 
 def _common(p, epochs=True):
     p.add_argument("config", help="config file (.toml/.yaml) or bundled config name")
-    p.add_argument("--model-dir", help="checkpoint directory (default: the config's [train] model_dir)")
+    p.add_argument("--model-dir", help="checkpoint directory (default: the config's [train] model_dir, "
+                   "else ./sparseflow_runs/<config name>)")
     p.add_argument("--data-dir", help="base directory of the config's relative data paths")
     if epochs:
         p.add_argument("--epochs", type=int, help="number of epochs (default: the config's)")
@@ -49,14 +51,15 @@ def main(argv=None) -> int:
     if args.command == "launch":  # before the models import: the launcher needs none of it
         return run_launch(args)
 
+    from sparseflow._src.framework import errors
     from sparseflow._src.models import evaluate, load_config, predict, train
 
-    if args.command == "demo":
-        from sparseflow._src.apps.demo import run
-
-        run(epochs=args.epochs, model_dir=args.model_dir)
-        return 0
     try:
+        if args.command == "demo":
+            from sparseflow._src.apps.demo import run
+
+            run(epochs=args.epochs, model_dir=args.model_dir)
+            return 0
         cfg = load_config(args.config, data_dir=args.data_dir)
         if args.command == "train":
             train(cfg, model_dir=args.model_dir, epochs=args.epochs)
@@ -65,10 +68,21 @@ def main(argv=None) -> int:
         else:
             n = predict(cfg, args.output, model_dir=args.model_dir, paths=args.input)
             print(f"wrote {n} predictions to {args.output}", file=sys.stderr)
-    except (OSError, ValueError, ImportError) as e:
-        print(f"sparseflow {args.command}: error: {e}", file=sys.stderr)
+    except errors.OpError as e:  # sparseflow's errors: the first line says what and where
+        print(f"sparseflow {args.command}: error: {_first_line(e.message)}", file=sys.stderr)
         return 1
+    except (OSError, ValueError, TypeError, ImportError) as e:
+        print(f"sparseflow {args.command}: error: {_first_line(str(e))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"sparseflow {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0
+
+
+def _first_line(message: str) -> str:
+    """An error's message without the op details that follow its first line."""
+    return message.split("\n")[0].removesuffix(" Original error:").strip() or message.strip()
 
 
 if __name__ == "__main__":

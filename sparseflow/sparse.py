@@ -10,6 +10,7 @@ Example:
 
 # ruff: noqa: F401
 from sparseflow._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from sparseflow._src.ops.accumulator_ops import SparseConditionalAccumulator
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_mean as segment_mean
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_sqrt_n as segment_sqrt_n
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_sum as segment_sum

@@ -1,9 +1,12 @@
-"""``tf.train``: optimizers, learning-rate schedules, checkpoints, training sessions and hooks."""
+"""``tf.train``: optimizers, learning-rate schedules, checkpoints, training sessions and hooks, queue
+runners and queue-based input pipelines."""
 
 # ruff: noqa: F401, F403
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 from sparseflow._src.distributed.server import Server
 from sparseflow._src.framework.file_io import write_graph
 from sparseflow._src.training.checkpoint import *
+from sparseflow._src.training.device_setter import *
+from sparseflow._src.training.input_pipeline import *
 from sparseflow._src.training.optimizer import *
 from sparseflow._src.training.session import *

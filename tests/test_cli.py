@@ -1,9 +1,12 @@
 """``sparseflow train / evaluate / predict`` on a small config; errors are one clear line."""
 
 import json
+import os
 
 import numpy as np
+import pytest
 
+from sparseflow._src.models.config import PACKAGE_DIR
 from sparseflow.cli import main
 from tests.models.test_models import _write_synthetic
 
@@ -54,3 +57,116 @@ def test_errors_are_reported_without_traceback(tmp_path, capsys):
     cfg.write_text(CONFIG)
     assert main(["evaluate", str(cfg), "--model-dir", str(tmp_path / "empty")]) == 1
     assert "no checkpoint" in capsys.readouterr().err
+
+
+def test_default_model_dir_is_per_config_in_the_working_directory(tmp_path, monkeypatch, capsys):
+    _write_synthetic(tmp_path / "train.csv", 600, 0)
+    _write_synthetic(tmp_path / "test.csv", 200, 1)
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(CONFIG.replace('model_dir = "model"\n', ""))
+    monkeypatch.chdir(tmp_path)
+    expected = os.path.join(str(tmp_path), "sparseflow_runs", "small")
+    assert main(["train", str(cfg)]) == 0
+    assert f"checkpoints: {expected}" in capsys.readouterr().out.splitlines()
+    assert any(f.startswith("model.ckpt-") for f in os.listdir(expected))
+    assert main(["evaluate", str(cfg)]) == 0
+    assert expected in capsys.readouterr().out  # names the checkpoint it evaluated
+    assert main(["predict", str(cfg), "--output", "p.txt"]) == 0
+    assert np.loadtxt(tmp_path / "p.txt").shape == (200,)
+
+
+def test_model_dir_inside_the_package_is_refused(tmp_path, capsys):
+    _write_synthetic(tmp_path / "train.csv", 100, 0)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG)
+    inside = os.path.join(PACKAGE_DIR, "runs")
+    assert main(["train", str(cfg), "--model-dir", inside]) == 1
+    assert "inside the installed sparseflow package" in capsys.readouterr().err
+    assert not os.path.exists(inside)
+
+
+def _setup(tmp_path, config=CONFIG, n_train=300):
+    _write_synthetic(tmp_path / "train.csv", n_train, 0)
+    _write_synthetic(tmp_path / "test.csv", 100, 1)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(config)
+    return str(cfg)
+
+
+def _one_clear_error(capsys, *needles):
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if " error: " in line]
+    assert "Traceback" not in err and len(errors) == 1, err  # (a progress bar may come before)
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+def test_a_nan_in_a_numeric_feature_is_refused_naming_file_line_and_column(tmp_path, capsys):
+    cfg = _setup(tmp_path)
+    lines = (tmp_path / "train.csv").read_text().splitlines()
+    fields = lines[6].split(",")
+    fields[3] = "nan"
+    lines[6] = ",".join(fields)
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
+    mdir = tmp_path / "model"
+    assert main(["train", cfg, "--model-dir", str(mdir)]) == 1
+    _one_clear_error(capsys, "train.csv:7: column 'v': 'nan' is not a finite number")
+    assert not mdir.exists() or not any(p.name.endswith(".index") for p in mdir.iterdir())
+
+
+def test_a_diverging_loss_stops_training_without_a_checkpoint(tmp_path, capsys):
+    cfg = _setup(tmp_path, CONFIG.replace("embedding_dim = 4", "embedding_dim = 4\n"
+                                          "dense_optimizer = {type = \"sgd\", learning_rate = 1e30}"))
+    mdir = tmp_path / "model"
+    assert main(["train", cfg, "--model-dir", str(mdir)]) == 1
+    _one_clear_error(capsys, "training diverged: the loss is", "nothing of this epoch was saved")
+    assert not any(p.name.endswith(".index") for p in mdir.iterdir())
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("batch_size", "0", "[train] batch_size must be an integer >= 1, got 0"),
+    ("batch_size", "\"64\"", "[train] batch_size must be an integer >= 1, got '64'"),
+    ("epochs", "-1", "[train] epochs must be an integer >= 0, got -1"),
+    ("eval_batch_size", "0", "[train] eval_batch_size must be an integer >= 1"),
+    ("shuffle", "1", "[train] shuffle must be true or false"),
+])
+def test_bad_train_settings_are_one_line_errors(tmp_path, capsys, key, value, message):
+    text = "\n".join(line for line in CONFIG.splitlines() if not line.startswith(f"{key} ="))
+    cfg = _setup(tmp_path, text.replace("[train]\n", f"[train]\n{key} = {value}\n"))
+    assert main(["train", cfg]) == 1
+    _one_clear_error(capsys, message)
+
+
+def test_bad_model_settings_are_one_line_errors(tmp_path, capsys):
+    cfg = _setup(tmp_path, CONFIG.replace("hidden_units = [8]", "hidden_units = [8, 0]"))
+    assert main(["train", cfg]) == 1
+    _one_clear_error(capsys, "[model] hidden_units must be an integer >= 1, got 0")
+
+
+def test_retraining_with_other_hidden_units_is_one_clear_error_and_keeps_the_checkpoint(tmp_path, capsys):
+    cfg = _setup(tmp_path)
+    mdir = str(tmp_path / "model")
+    assert main(["train", cfg, "--model-dir", mdir]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in (tmp_path / "model").iterdir())
+    other = tmp_path / "other.toml"
+    other.write_text(CONFIG.replace("hidden_units = [8]", "hidden_units = [16]"))
+    assert main(["train", str(other), "--model-dir", mdir]) == 1
+    _one_clear_error(capsys, "holds a checkpoint this config's model cannot restore", "has shape",
+                     "Nothing was restored", "another --model-dir")
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == before
+    assert main(["evaluate", cfg, "--model-dir", mdir]) == 0  # the old checkpoint still works
+
+
+def test_evaluating_a_corrupt_checkpoint_is_one_clear_error(tmp_path, capsys):
+    cfg = _setup(tmp_path)
+    mdir = tmp_path / "model"
+    assert main(["train", cfg, "--model-dir", str(mdir)]) == 0
+    capsys.readouterr()
+    data = next(p for p in mdir.iterdir() if ".data-" in p.name)
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    assert main(["evaluate", cfg, "--model-dir", str(mdir)]) == 1
+    _one_clear_error(capsys, "sparseflow evaluate: error:", "is corrupt", "CRC-32")

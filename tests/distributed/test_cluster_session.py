@@ -169,3 +169,24 @@ def test_token_protected_servers_serve_their_cluster():
     finally:
         for s in servers.values():
             s.stop(0)
+
+
+def test_a_tensor_larger_than_a_chunk_crosses_in_chunks(cluster_2ps_2workers, monkeypatch):
+    from sparseflow._src.distributed import remote_worker, wire
+
+    monkeypatch.setattr(wire, "CHUNK_BYTES", 1000)
+    fetched = []
+    original = remote_worker.RemoteWorker._fetch_chunks
+    monkeypatch.setattr(remote_worker.RemoteWorker, "_fetch_chunks",
+                        lambda self, *a: (fetched.append(a[2].total_bytes), original(self, *a))[1])
+    _, servers = cluster_2ps_2workers
+    value = np.arange(2 * 1234, dtype=np.float64).reshape(2, 1234)
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(value)
+            doubled = v * 2.0
+        with tf.Session(servers["worker:0"].target) as sess:
+            sess.run(v.initializer)
+            out = sess.run(doubled)
+    np.testing.assert_array_equal(out, value * 2.0)
+    assert fetched == [value.nbytes]  # 20 chunks of 1000 bytes

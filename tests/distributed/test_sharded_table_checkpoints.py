@@ -158,3 +158,24 @@ def test_a_shard_saveable_also_restores_from_tensors_read_by_name(saved_from_2ps
                 np.testing.assert_array_equal(sess.run(rows, {probe: PROBE}), want)
     finally:
         c.close()
+
+
+def test_a_refused_restore_of_a_sharded_table_changes_nothing(saved_from_2ps):
+    """A table of another dimension: every shard checks the checkpoint before anything loads."""
+    path = saved_from_2ps[0]
+    c = _Cluster(2)
+    try:
+        with tf.Graph().as_default():
+            t = E.EmbeddingTable("emb", 8, optimizer=E.Adam(0.05), devices=_ps(2))
+            keys = tf.placeholder(tf.int64, [None])
+            with tf.device(WORKER):
+                rows = t.pull(keys)
+            saver = tf.train.Saver(sharded=True)
+            with tf.Session(c.target) as sess:
+                before = sess.run(rows, {keys: PROBE[:5]})
+                with pytest.raises(tf.errors.InvalidArgumentError, match=r"(?s)Nothing was restored.*\(dim 8\): the "
+                                                                         r"checkpoint has values of shape \[\d+, 4\]"):
+                    saver.restore(sess, path)
+                np.testing.assert_array_equal(sess.run(rows, {keys: PROBE[:5]}), before)
+    finally:
+        c.close()

@@ -52,6 +52,38 @@ def test_device_function():
     assert b.device == ""
 
 
+def test_device_stack_runs_innermost_first_like_tensorflow():
+    seen = []
+
+    def outer(op):
+        seen.append((op.name, op.device, op.outputs[0].shape.as_list() if op.outputs else None))
+        return "/job:ps/task:0" if not op.device else op.device
+
+    with tf.device("/job:w/task:9"), tf.device(outer):
+        with tf.device("/cpu:1"):
+            a = tf.matmul(tf.zeros([2, 3], name="z"), tf.zeros([3, 4]), name="a")
+        b = tf.zeros([5], name="b")
+        with tf.device(None):
+            c = tf.zeros([1], name="c")
+    # the function sees what the inner scopes set (and the static shape); outer strings fill gaps
+    assert ("a", "/device:CPU:1", [2, 4]) in seen and ("b", "", [5]) in seen
+    assert a.device == "/job:w/task:9/device:CPU:1"
+    assert b.device == "/job:ps/task:0"
+    assert c.device == ""
+
+
+def test_ops_taking_a_ref_are_colocated_with_the_variable():
+    with tf.device("/job:ps/task:1"):
+        v = tf.Variable([1.0, 2.0], name="v")
+    with tf.device("/job:worker"):
+        up = tf.assign_add(v, [1.0, 1.0], name="up")
+        read = tf.identity(v, name="r")
+    assert up.op.device == "/job:ps/task:1" and up.op.get_attr("_class") == [b"loc:@v"]
+    assert read.device == "/job:worker"
+    init_ops = [op for op in tf.get_default_graph().get_operations() if op.name.startswith("v/")]
+    assert {op.device for op in init_ops} == {"/job:ps/task:1"}
+
+
 def test_control_dependencies():
     a = tf.constant(1.0, name="a")
     b = tf.constant(2.0, name="b")

@@ -13,6 +13,7 @@ from sparseflow._src.models import (
     WideDeep,
     evaluate,
     load_config,
+    model_dir_of,
     parse_config,
     predict,
     roc_auc,
@@ -132,6 +133,19 @@ def test_train_learns_then_resumes_evaluates_and_predicts(synthetic, model_type)
     n = predict(parse_config(_doc(synthetic, model_type)), str(preds))
     p = np.loadtxt(preds)
     assert n == 1000 and p.shape == (1000,) and ((p > 0) & (p < 1)).all()
+
+
+def test_model_dir_defaults_to_sparseflow_runs_of_the_config_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bundled = load_config("adult_wide_deep")
+    assert "model_dir" not in bundled.train  # no fixed shared path such as /tmp/sparseflow/...
+    assert model_dir_of(bundled) == str(tmp_path / "sparseflow_runs" / "adult_wide_deep")
+    doc = _doc(tmp_path)
+    del doc["train"]["model_dir"]
+    assert model_dir_of(parse_config(doc)) == str(tmp_path / "sparseflow_runs" / "wide_deep")
+    doc["train"]["model_dir"] = "runs/a"  # relative to the working directory, as an Estimator's model_dir
+    assert model_dir_of(parse_config(doc)) == str(tmp_path / "runs" / "a")
+    assert model_dir_of(parse_config(doc), str(tmp_path / "given")) == str(tmp_path / "given")
 
 
 def test_evaluate_without_checkpoint_is_a_clear_error(synthetic):

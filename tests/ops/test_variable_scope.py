@@ -198,9 +198,13 @@ def test_variable_creator_scope_sees_get_variable():
     assert seen == ["m/k"]
 
 
-def test_partitioner_is_not_supported():
-    with pytest.raises(NotImplementedError, match="Partitioned variables are not supported"):
-        tf.get_variable("p", [10, 2], partitioner=lambda shape, dtype: [2, 1])
+def test_scope_partitioner_applies_to_get_variable_but_not_to_scalars():
+    with tf.variable_scope("s", partitioner=lambda shape, dtype: [2, 1]):
+        p = tf.get_variable("p", [10, 2])
+        scalar = tf.get_variable("scalar", [])
+    assert isinstance(p, tf.PartitionedVariable)
+    assert [v.op.name for v in p] == ["s/p/part_0", "s/p/part_1"]
+    assert isinstance(scalar, tf.Variable)
 
 
 def test_get_variable_scope_and_auxiliary_name_scope():

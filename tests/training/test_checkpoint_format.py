@@ -297,7 +297,7 @@ def test_failure_while_writing_the_index_leaves_nothing_visible(tmp_path, monkey
     def boom(path, payload):
         raise OSError("disk full")
 
-    monkeypatch.setattr(bundle, "_write_file_atomically", boom)
+    monkeypatch.setattr(bundle, "_write_durably", boom)
     prefix = str(tmp_path / "c")
     with pytest.raises(OSError, match="disk full"):
         _write(prefix, {"x": (np.ones(2), None)})
@@ -314,16 +314,19 @@ def test_exception_while_adding_tensors_aborts_and_cleans_up(tmp_path):
 
 
 def test_process_killed_mid_save_leaves_previous_checkpoint_current(tmp_path):
-    """A process that dies between the data rename and the index write: no partial checkpoint."""
+    """A process that dies between the data rename and the index rename: no partial checkpoint."""
     d = str(tmp_path)
     prefix1 = _write(os.path.join(d, "model.ckpt-1"), {"w": (np.ones(3, np.float32), None)})
     cm.update_checkpoint_state(d, prefix1, [prefix1])
     script = textwrap.dedent(f"""
         import os, numpy as np
         from sparseflow._src.framework import tensor_bundle as bundle
-        def die(path, payload):
-            os._exit(3)   # killed: no cleanup, no exception handlers
-        bundle._write_file_atomically = die
+        real_replace = os.replace
+        def replace(src, dst):
+            if dst.endswith(".index"):
+                os._exit(3)   # killed: no cleanup, no exception handlers
+            real_replace(src, dst)
+        bundle.os.replace = replace
         with bundle.BundleWriter({os.path.join(d, 'model.ckpt-2')!r}) as w:
             w.add("w", np.zeros(3, np.float32))
     """)

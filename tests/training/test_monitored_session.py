@@ -325,7 +325,7 @@ def test_progress_bar_hook_in_a_monitored_session():
 
 
 @pytest.mark.parametrize("module", ["session_run_hook", "coordinator", "basic_hooks", "progress", "scaffold",
-                                    "session_manager", "monitored_session"])
+                                    "session_manager", "monitored_session", "queue_runner"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib

@@ -219,7 +219,7 @@ def test_dtype_and_shape_mismatches_are_invalid_argument(tmp_path):
             sess.run(tf.global_variables_initializer())
             path = saver.save(sess, str(tmp_path / "ckpt"))
     for value, pattern in (([1, 2], "expected dtype int32 does not equal original dtype float"),
-                           ([1.0, 2.0, 3.0], "shapes of both tensors to match")):
+                           ([1.0, 2.0, 3.0], r"holds 'v' with shape \[2\], but variable v:0 has shape \[3\]")):
         with tf.Graph().as_default():
             tf.Variable(value, name="v")
             with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match=pattern):
@@ -269,7 +269,7 @@ def test_failed_save_leaves_the_previous_checkpoint_current(tmp_path, monkeypatc
         def crash(path, payload):
             raise OSError("simulated crash while writing the index")
 
-        monkeypatch.setattr(bundle, "_write_file_atomically", crash)
+        monkeypatch.setattr(bundle, "_write_durably", crash)
         with pytest.raises(tf.errors.OpError, match="simulated crash"):
             saver.save(sess, os.path.join(d, "m"), global_step=2)
         monkeypatch.undo()

@@ -22,5 +22,7 @@ def run(epochs: int | None = None, model_dir: str | None = None, out=None, progr
     print("sparseflow demo: Wide&Deep on UCI Adult (train adult.data, evaluate adult.test)", file=out, flush=True)
     if model_dir is not None:
         return train(cfg, model_dir=model_dir, epochs=epochs, out=out, progress=progress)
+    print("checkpoints go to a temporary directory, removed at the end (--model-dir DIR keeps them)", file=out,
+          flush=True)
     with tempfile.TemporaryDirectory(prefix="sparseflow-demo-") as tmp:
         return train(cfg, model_dir=tmp, epochs=epochs, out=out, progress=progress)

@@ -18,15 +18,19 @@ import itertools
 import secrets
 import time
 
+import numpy as np
+
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.proto import worker_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Client
 from sparseflow._src.distributed.table_service import TableClient
 from sparseflow._src.distributed.worker_service import PROTOCOL_VERSION, error_to_status
 from sparseflow._src.framework import errors
+from sparseflow._src.runtime.threads import ElasticPool
 
 _SERVICE = worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"]
 _request_ids = itertools.count(secrets.randbits(40) << 20)
+_CHUNK_POOL = ElasticPool("sparseflow-chunks")
 
 
 class RemoteWorker(TableClient):
@@ -112,6 +116,9 @@ class RemoteWorker(TableClient):
             except BaseException as e:  # noqa: BLE001 - handed to the receiver
                 callback(None, e)
                 return
+            if resp.total_bytes:
+                _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, resp, callback)
+                return
             try:
                 value = wire.tensor_from_proto(resp.tensor, key)
             except errors.OpError as e:
@@ -121,6 +128,25 @@ class RemoteWorker(TableClient):
 
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()
+
+    def _fetch_chunks(self, step_id: int, key: str, resp, callback):
+        """Assembles a chunked tensor (RecvTensorChunk calls, two in flight)."""
+        try:
+            out = wire.empty_from_header(resp.tensor, resp.total_bytes, key)
+            flat = out.reshape(-1).view(np.uint8)
+            offsets = list(range(0, resp.total_bytes, resp.chunk_bytes))
+            for i in range(0, len(offsets), 2):
+                futs = [(o, self._client.future("RecvTensorChunk", worker_pb2.RecvTensorChunkRequest(
+                    step_id=step_id, rendezvous_key=key, offset=o))) for o in offsets[i:i + 2]]
+                for o, f in futs:
+                    data = f.result().data
+                    if len(data) != min(resp.chunk_bytes, resp.total_bytes - o):
+                        raise errors.DataLossError(None, None, f"Chunk at {o} of {key} has {len(data)} bytes.")
+                    flat[o:o + len(data)] = np.frombuffer(data, np.uint8)
+        except BaseException as e:  # noqa: BLE001 - handed to the receiver
+            callback(None, e)
+            return
+        callback(out, None)
 
     def close(self):
         self._client.close()

@@ -28,6 +28,10 @@ from sparseflow._src.framework.proto.tensor_pb2 import TensorProto
 from sparseflow._src.framework.proto.tensor_shape_pb2 import TensorShapeProto
 from sparseflow._src.framework.user_frames import CreationSite
 
+# Tensors larger than this cross in chunks of this size (RecvTensorChunk), so no gRPC or protobuf
+# message limit (2 GiB) is ever reached.
+CHUNK_BYTES = 64 << 20
+
 SITE_ATTR = "_sparseflow_site"
 SHAPES_ATTR = "_output_shapes"
 
@@ -69,6 +73,33 @@ def tensor_to_proto(value, out: TensorProto | None = None) -> TensorProto:
         return proto
     proto.CopyFrom(make_tensor_proto(arr))
     return proto
+
+
+def is_chunkable(value) -> bool:
+    """True for a numeric array larger than one chunk (it crosses with RecvTensorChunk)."""
+    return isinstance(value, np.ndarray) and value.dtype.kind in _RAW_KINDS and value.nbytes > CHUNK_BYTES
+
+
+def tensor_header(value, out: TensorProto) -> memoryview:
+    """Writes dtype and shape of ``value`` into ``out``; returns its raw little-endian bytes."""
+    out.dtype = _enum(value.dtype)
+    for d in value.shape:
+        out.tensor_shape.dim.add(size=d)
+    arr = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+    return memoryview(arr.reshape(-1).view(np.uint8))
+
+
+def empty_from_header(proto: TensorProto, total_bytes: int, what: str = "tensor") -> np.ndarray:
+    """A writable array for the chunks of a tensor announced by ``proto`` (dtype, shape)."""
+    dt = _np_dtype(proto.dtype)
+    shape = tuple(d.size for d in proto.tensor_shape.dim)
+    n = 1
+    for d in shape:
+        n *= d
+    if any(d < 0 for d in shape) or n * dt.itemsize != total_bytes:
+        raise errors.InvalidArgumentError(None, None, f"Malformed {what}: {total_bytes} bytes announced for shape "
+                                                      f"{shape} of {dt}.")
+    return np.empty(shape, dt)
 
 
 def tensor_from_proto(proto: TensorProto, what: str = "tensor") -> np.ndarray:

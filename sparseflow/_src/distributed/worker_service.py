@@ -52,6 +52,37 @@ class RecentRequestIds:
                 self._ids.discard(self._order.popleft())
 
 
+class ChunkStore:
+    """Large tensors being fetched chunk by chunk, dropped once every chunk was taken (or after
+    ``ttl`` seconds: a receiver that died mid-transfer)."""
+
+    def __init__(self, ttl: float = 600.0):
+        self._items: dict = {}  # key -> [raw memoryview, chunk size, chunks left, expiry]
+        self._ttl = ttl
+        self._lock = threading.Lock()
+
+    def put(self, key, raw, chunk: int):
+        now = time.monotonic()
+        with self._lock:
+            for k in [k for k, v in self._items.items() if v[3] < now]:
+                del self._items[k]
+            self._items[key] = [raw, chunk, -(-raw.nbytes // chunk), now + self._ttl]
+
+    def take(self, key, offset: int) -> bytes:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                raise errors.NotFoundError(None, None, f"No chunked tensor {key[1]} of step {key[0]:x} here (it was "
+                                                       f"fully taken, or expired).")
+            raw, chunk, left, _ = item
+            if offset < 0 or offset % chunk or offset >= raw.nbytes:
+                raise errors.InvalidArgumentError(None, None, f"Bad chunk offset {offset} for {key[1]}.")
+            item[2] = left - 1
+            if item[2] <= 0:
+                del self._items[key]
+        return bytes(raw[offset:offset + chunk])
+
+
 def error_to_status(exc: BaseException) -> worker_pb2.ErrorStatus:
     msg = exc.message if isinstance(exc, errors.OpError) else f"{type(exc).__name__}: {exc}"
     return worker_pb2.ErrorStatus(code=status_code_of(exc).value[0], message=msg)
@@ -71,6 +102,7 @@ class WorkerServicer(TableServicer):
     def __init__(self, worker, learn_cluster=None):
         self.worker = worker
         self.learn_cluster = learn_cluster  # fn(ClusterDef): the server learns tasks a master knows
+        self._chunks = ChunkStore()
         self._requests = RecentRequestIds()
         self._init_table_service()
 
@@ -159,5 +191,14 @@ class WorkerServicer(TableServicer):
         if err is not None:
             raise err
         resp = worker_pb2.RecvTensorResponse(send_start_micros=int(time.time() * 1e6))
-        wire.tensor_to_proto(value, resp.tensor)
+        if wire.is_chunkable(value):
+            raw = wire.tensor_header(value, resp.tensor)
+            resp.total_bytes, resp.chunk_bytes = raw.nbytes, wire.CHUNK_BYTES
+            self._chunks.put((req.step_id, req.rendezvous_key), raw, wire.CHUNK_BYTES)
+        else:
+            wire.tensor_to_proto(value, resp.tensor)
         return resp
+
+    def RecvTensorChunk(self, req, context):
+        data = self._chunks.take((req.step_id, req.rendezvous_key), req.offset)
+        return worker_pb2.RecvTensorChunkResponse(data=data)

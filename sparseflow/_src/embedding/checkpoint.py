@@ -83,19 +83,27 @@ class TableSaveable(SaveableObject):
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes
+        return core_ops.group(*self._imports(restored_tensors, False), name=f"{self.table.name}_restore")
+
+    def check_restored(self, restored_tensors, restored_shapes):
+        """Every part checks the rows (optimizer, dimension, state width) without loading them."""
+        del restored_shapes
+        return self._imports(restored_tensors, True)
+
+    def _imports(self, restored_tensors, validate_only):
         g = self.table.graph
-        args = list(restored_tensors)
         ops = []
         for h in self.table.handles:
             with g.colocate_with(h.op):
-                ops.append(E.table_import(h, *args))
-        return core_ops.group(*ops, name=f"{self.table.name}_restore")
+                ops.append(E.table_import(h, *restored_tensors, validate_only=validate_only))
+        return ops
 
+    reads_checkpoint = True  # a Saver has every part read the checkpoint, whatever its layout
 
-    def restore_from_checkpoint(self, filename_tensor):
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
         """Every part reads the checkpoint itself, whole or saved shard by shard (see the module
         docstring)."""
-        return _restore_parts(self.table, range(self.table.num_parts), filename_tensor)
+        return _restore_parts(self.table, range(self.table.num_parts), filename_tensor, validate_only)
 
 
 class TableShardSaveable(SaveableObject):
@@ -115,25 +123,32 @@ class TableShardSaveable(SaveableObject):
         super().__init__(h, specs, where)
         self.table, self.part = table, part
 
+    reads_checkpoint = True  # its saved names depend on the sharding it was saved with
+
     def restore(self, restored_tensors, restored_shapes):
-        """Loads the rows of this shard's own saved tensors (the Saver reads them by name: only a
-        checkpoint of the same sharding); ``restore_from_checkpoint`` handles any sharding."""
+        """Loads the rows of this shard's own saved tensors, read by name (only a checkpoint of the
+        same sharding has them); a Saver uses ``restore_from_checkpoint``, which reads any."""
         del restored_shapes
         args = list(restored_tensors[:len(_FIELDS)]) + [self.table.optimizer.kind]
         with self.table.graph.colocate_with(self.op.op):
             return E.table_import(self.op, *args, name=f"{self.table.name}_restore_part_{self.part}")
 
-    def restore_from_checkpoint(self, filename_tensor):
-        return _restore_parts(self.table, [self.part], filename_tensor)
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
+        return _restore_parts(self.table, [self.part], filename_tensor, validate_only)
 
 
-def _restore_parts(table, parts, filename_tensor):
+def _restore_parts(table, parts, filename_tensor, validate_only):
+    """The restore op of the table's ``parts`` (with ``validate_only``: the list of check ops)."""
     g = table.graph
     ops = []
     for p in parts:
         h = table.handles[p]
         with g.colocate_with(h.op):
-            ops.append(E.table_restore(h, filename_tensor, table.name, name=f"{table.name}_restore_part_{p}"))
+            what = "check" if validate_only else "restore"
+            ops.append(E.table_restore(h, filename_tensor, table.name, validate_only=validate_only,
+                                       name=f"{table.name}_{what}_part_{p}"))
+    if validate_only:
+        return ops
     return ops[0] if len(ops) == 1 else core_ops.group(*ops, name=f"{table.name}_restore")
 
 
@@ -170,22 +185,32 @@ def save_tables(tables, prefix, sess=None) -> str:
 
 def restore_tables(tables, prefix, sess=None):
     """Loads ``tables`` (as for :func:`save_tables`) from the bundle at ``prefix``, whatever the
-    number of parts and shards they were saved with."""
+    number of parts and shards they were saved with. All or nothing: every table is read and
+    checked before any is loaded."""
     if not isinstance(tables, dict):
         tables = {t.name: t for t in tables}
+    loads = []
     with BundleReader(prefix) as r:
         for name, t in sorted(tables.items()):
+            missing = [f for f in (*_FIELDS, "optimizer") if not r.has(f"{name}/{f}")]
+            if missing:
+                raise errors.NotFoundError(None, None, f"Embedding table {name!r} is not in the checkpoint {prefix} "
+                                                       f"(missing {', '.join(f'{name}/{f}' for f in missing)}); "
+                                                       f"nothing was restored.")
             saved = r.read(f"{name}/optimizer")
             saved = saved.item() if hasattr(saved, "item") else saved
             saved = saved.decode() if isinstance(saved, bytes) else str(saved)
             arrays = {f: r.read(f"{name}/{f}") for f in _FIELDS}
             for p in _parts(t, sess):
-                if saved != p.spec.optimizer:
-                    raise errors.InvalidArgumentError(
-                        None, None, f"Embedding table {name!r} uses optimizer {p.spec.optimizer!r}, but {prefix} "
-                                    f"was saved with {saved!r}.")
-                p.load(arrays["keys"], arrays["values"], arrays["state"], arrays["show"], arrays["click"],
-                       arrays["seen"], int(arrays["step"]))
+                try:
+                    p.check_load(arrays["keys"], arrays["values"], arrays["state"], arrays["show"], arrays["click"],
+                                 arrays["seen"], saved)
+                except errors.InvalidArgumentError as e:
+                    raise errors.InvalidArgumentError(None, None, f"{e.message} (checkpoint {prefix}; nothing was "
+                                                                  f"restored)") from None
+                loads.append((p, arrays))
+    for p, a in loads:
+        p.load(a["keys"], a["values"], a["state"], a["show"], a["click"], a["seen"], int(a["step"]))
 
 
 # ---------------------------------------------------------------------------- serving export
@@ -195,7 +220,7 @@ def _write_atomically(path, chunks):
     try:
         with open(tmp, "wb") as f:
             for c in chunks:
-                b = memoryview(c).cast("B") if not isinstance(c, bytes) else c
+                b = c if isinstance(c, bytes) else np.ascontiguousarray(c).reshape(-1).view(np.uint8)  # empty too
                 crc = zlib.crc32(b, crc)
                 f.write(b)
             f.write(struct.pack("<I", crc & 0xFFFFFFFF))

@@ -67,9 +67,9 @@ register_op("EmbeddingTableExport", inputs=["table_handle: resource"],
 register_op("EmbeddingTableImport", inputs=["table_handle: resource", "keys: uint64", "values: float", "state: float",
                                             "show: float", "click: float", "seen: int64", "step: int64",
                                             "optimizer: string"],
-            outputs=[], shape_fn=lambda op: [], is_stateful=True)
+            outputs=[], attrs=["validate_only: bool = false"], shape_fn=lambda op: [], is_stateful=True)
 register_op("EmbeddingTableRestore", inputs=["table_handle: resource", "prefix: string"], outputs=[],
-            attrs=["table_name: string"], shape_fn=lambda op: [], is_stateful=True)
+            attrs=["table_name: string", "validate_only: bool = false"], shape_fn=lambda op: [], is_stateful=True)
 register_op("EmbeddingTableEvict", inputs=["table_handle: resource", "max_age: int64", "min_show: float"],
             outputs=["num_evicted: int64"], attrs=["drop_candidates: bool = true"],
             shape_fn=lambda op: [_SCALAR], is_stateful=True)
@@ -118,17 +118,20 @@ def table_export(handle, dim, state_width, name=None):
     return TableExport(*op.outputs)
 
 
-def table_import(handle, keys, values, state, show, click, seen, step, optimizer, name=None):
+def table_import(handle, keys, values, state, show, click, seen, step, optimizer, validate_only=False, name=None):
     """Replaces the rows of the part with those of its keys among ``keys``; ``optimizer`` (the kind
-    the checkpoint was saved with) must be the table's."""
-    return apply_op("EmbeddingTableImport", [handle, keys, values, state, show, click, seen, step, optimizer],
+    the checkpoint was saved with) must be the table's. ``validate_only``: only the checks, no change."""
+    attrs = {"validate_only": True} if validate_only else {}
+    return apply_op("EmbeddingTableImport", [handle, keys, values, state, show, click, seen, step, optimizer], attrs,
                     name=name or "EmbeddingTableImport")
 
 
-def table_restore(handle, prefix, table_name, name=None):
+def table_restore(handle, prefix, table_name, validate_only=False, name=None):
     """Replaces the rows of the part with those of its keys in the checkpoint ``prefix``, which
-    holds table ``table_name`` whole or shard by shard, saved from any number of shards."""
-    return apply_op("EmbeddingTableRestore", [handle, prefix], {"table_name": table_name},
+    holds table ``table_name`` whole or shard by shard, saved from any number of shards; with
+    ``validate_only`` it reads and checks them (optimizer, shapes) and loads nothing."""
+    return apply_op("EmbeddingTableRestore", [handle, prefix], {"table_name": table_name,
+                                                                "validate_only": bool(validate_only)},
                     name=name or "EmbeddingTableRestore")
 
 

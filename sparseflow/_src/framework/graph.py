@@ -204,18 +204,21 @@ class Graph:
             self._device_stack.pop()
 
     def _apply_device(self, op: Operation):
-        dev = ""
-        for entry in self._device_stack:
+        """Sets ``op``'s device from the device stack, as TensorFlow does: innermost entry first; a
+        device string fills only the fields still unset, a function gets the op with the device so
+        far and returns the new one, and a ``device(None)`` entry hides everything outside it."""
+        dev = op._device or ""
+        for entry in reversed(self._device_stack):
             if entry is None:
-                dev = ""
-            elif callable(entry):
+                break
+            if callable(entry):
                 op._device = dev
                 got = entry(op)
                 if got is not None and not isinstance(got, str):
                     got = got.to_string()
-                dev = device_spec.merge_device(dev, got or "")
+                dev = device_spec.canonical_name(got or "")
             else:
-                dev = device_spec.merge_device(dev, entry)
+                dev = device_spec.merge_device(entry, dev)
         op._device = dev
 
     # ------------------------------------------------------------------ control dependencies
@@ -328,17 +331,22 @@ class Graph:
                 attrs["_class"] = sorted(groups)
             op = Operation(self, name, op_type, inputs, output_dtypes, attrs, "", control, user_site(3),
                            op_def, self._next_op_id())
-            if self._colocation_stack:
-                op._device = self._colocation_stack[-1].device
-                saved, self._device_stack = self._device_stack, [op._device or None]
-                try:
+            try:
+                # Shapes first: a device function (e.g. a load-balancing ps strategy) may read them.
+                if op_def is not None and op_def.shape_fn is not None:
+                    self._infer_shapes(op)
+                if self._colocation_stack:
+                    op._device = self._colocation_stack[-1].device
+                    saved, self._device_stack = self._device_stack, [op._device or None]
+                    try:
+                        self._apply_device(op)
+                    finally:
+                        self._device_stack = saved
+                else:
                     self._apply_device(op)
-                finally:
-                    self._device_stack = saved
-            else:
-                self._apply_device(op)
-            if op_def is not None and op_def.shape_fn is not None:
-                self._infer_shapes(op)
+            except BaseException:
+                _detach(op)  # an op that is not added leaves no trace in its inputs
+                raise
             self._add_op(op)
             return op
 
@@ -348,10 +356,6 @@ class Graph:
         try:
             shapes = op.op_def.shape_fn(op)
         except (ValueError, TypeError, IndexError) as e:
-            for t in op._inputs:
-                t._consumers.remove(op)
-            for c in op._control_inputs:
-                c._control_outputs.remove(op)
             shapes_in = ", ".join(str(t.shape) for t in op._inputs)
             raise ValueError(f"{e} for '{op.name}' (op: '{op.type}') with input shapes: [{shapes_in}]"
                              f"{', created at ' + str(op.creation_site) if op.creation_site else ''}.") from e
@@ -550,3 +554,13 @@ def _graph_of(values):
         if isinstance(g, Graph):
             return g
     return default
+
+
+def _detach(op):
+    """Takes ``op`` out of the consumer lists of its inputs and control inputs."""
+    for t in op._inputs:
+        if op in t._consumers:
+            t._consumers.remove(op)
+    for c in op._control_inputs:
+        if op in c._control_outputs:
+            c._control_outputs.remove(op)

@@ -4,7 +4,10 @@ Nodes are created through the op registry in topological order (whatever the Gra
 with attrs converted by their OpDef kinds, missing attrs taken from OpDef defaults, output dtypes
 inferred from the OpDef and shape functions run. The whole GraphDef is checked before anything
 is added, and a failure while adding removes what was added, so a bad GraphDef leaves the graph
-as it was.
+as it was. Every problem of a malformed GraphDef is a ValueError (or an OpError, e.g. NotFoundError
+for an op sparseflow lacks) naming the node: sizes from the GraphDef (argument counts, tensor
+shapes) are checked before anything is allocated, and a constant that repeats one value is not
+expanded.
 
 Example:
     >>> import sparseflow as tf
@@ -20,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from sparseflow._src.framework import errors
@@ -151,6 +155,8 @@ def _check_node(nd, names, input_map, producer_ops) -> _Node:
     data, control = [], []
     for s in nd.input:
         src, k, is_ctrl = parse_input(s)
+        if src == nd.name and f"{src}:{k}" not in input_map:
+            raise ValueError(f"Node '{nd.name}' is its own input ('{s}'); a GraphDef must not have cycles.")
         if is_ctrl:
             control.append(src)
             if src not in names and s not in input_map:
@@ -207,7 +213,10 @@ def _import_nodes(graph, node_defs, prefix: str, input_map: dict, producer_op_li
             raise ValueError(f"Duplicate node name in GraphDef: '{nd.name}'.")
         names.add(nd.name)
     producer_ops = _producer_defaults(producer_op_list)
-    checked = [_check_node(nd, names, input_map, producer_ops) for nd in node_defs]
+    checked = []
+    for nd in node_defs:
+        with _about(nd):
+            checked.append(_check_node(nd, names, input_map, producer_ops))
     used = {s for n in checked for s in [f"{a}:{k}" for a, k in n.data] + ["^" + c for c in n.control]}
     unused = sorted(k for k in input_map if k not in used and parse_input(k)[0] not in names)
     if unused:
@@ -218,7 +227,8 @@ def _import_nodes(graph, node_defs, prefix: str, input_map: dict, producer_op_li
     names_in_use = dict(graph._names_in_use)
     try:
         for n in order:
-            op = _create(graph, n, prefix, created, input_map, names)
+            with _about(n.nd):
+                op = _create(graph, n, prefix, created, input_map, names)
             created[n.nd.name] = op
             added.append(op)
         _apply_colocation(created)
@@ -227,6 +237,26 @@ def _import_nodes(graph, node_defs, prefix: str, input_map: dict, producer_op_li
         graph._names_in_use = names_in_use
         raise
     return created
+
+
+@contextlib.contextmanager
+def _about(nd):
+    """Errors while checking or creating node ``nd`` name it: ValueError/TypeError get the node's name
+    when they lack it, OpErrors pass, and any other failure (a shape function meeting values it does
+    not expect) becomes a ValueError about the node."""
+    try:
+        yield
+    except errors.OpError:
+        raise
+    except (ValueError, TypeError) as e:
+        if f"'{nd.name}'" in str(e) or f" {nd.name} " in f" {e} ":
+            raise
+        raise type(e)(f"Node '{nd.name}' (op {nd.op}): {e}") from e
+    except MemoryError:
+        raise errors.ResourceExhaustedError(None, None, f"Node '{nd.name}' (op {nd.op}) of the imported GraphDef "
+                                                        f"needs more memory than is available.") from None
+    except Exception as e:  # noqa: BLE001 - a malformed node is reported as one, whatever broke
+        raise ValueError(f"Node '{nd.name}' (op {nd.op}) is malformed: {type(e).__name__}: {e}") from e
 
 
 def _create(graph, n: _Node, prefix, created, input_map, names) -> Operation:
@@ -350,6 +380,8 @@ def functions_from_library(library, outer_graph, skip=()) -> list:
             raise type(e)(None, None, f"In library function '{f.signature.name}': {e.message}") from None
         except (ValueError, TypeError) as e:
             raise type(e)(f"In library function '{f.signature.name}': {e}") from None
+        except Exception as e:  # noqa: BLE001 - a malformed FunctionDef, whatever broke
+            raise ValueError(f"In library function '{f.signature.name}': {type(e).__name__}: {e}") from None
     return out
 
 

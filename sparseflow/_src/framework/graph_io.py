@@ -29,7 +29,15 @@ from sparseflow._src.framework.proto import (
     tensor_pb2,
     tensor_shape_pb2,
 )
-from sparseflow._src.framework.tensor_shape import TensorShape, as_shape, unknown_shape
+from sparseflow._src.framework.tensor_proto import (  # noqa: F401 - re-exported: graph_io's public names
+    MAX_EXPANDED_BYTES,
+    dtype_from_enum,
+    make_ndarray,
+    make_tensor_proto,
+    shape_from_proto,
+    shape_to_proto,
+)
+from sparseflow._src.framework.tensor_shape import TensorShape, unknown_shape
 
 AttrValue = attr_value_pb2.AttrValue
 NameAttrList = attr_value_pb2.NameAttrList
@@ -44,162 +52,6 @@ class FuncRef(str):
 
     def __repr__(self):
         return f"FuncRef({str.__repr__(self)})"
-
-
-# ---------------------------------------------------------------------------------------- dtypes
-def dtype_from_enum(enum: int) -> dtypes.DType:
-    """The DType of a DataType enum value; a clear TypeError for types sparseflow cannot compute."""
-    try:
-        return dtypes.as_dtype(int(enum))
-    except TypeError:
-        from sparseflow._src.framework.proto import types_pb2
-
-        try:
-            label = types_pb2.DataType.Name(int(enum))
-        except ValueError:
-            label = str(int(enum))
-        raise TypeError(f"DataType {label} is not supported by sparseflow.") from None
-
-
-# ---------------------------------------------------------------------------------------- shapes
-def shape_to_proto(shape) -> TensorShapeProto:
-    """TensorShape (or shape-like) -> TensorShapeProto; unknown dims are -1."""
-    shape = as_shape(shape)
-    if shape.ndims is None:
-        return TensorShapeProto(unknown_rank=True)
-    return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d is None else d) for d in shape.as_list()])
-
-
-def shape_from_proto(proto: TensorShapeProto) -> TensorShape:
-    if proto.unknown_rank:
-        return unknown_shape()
-    return TensorShape([None if d.size < 0 else d.size for d in proto.dim])
-
-
-# ---------------------------------------------------------------------------------------- tensors
-_SMALL_INTS = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.uint8, dtypes.uint16)
-_VAL_FIELD = {dtypes.float32: "float_val", dtypes.float64: "double_val", dtypes.int64: "int64_val",
-              dtypes.uint32: "uint32_val", dtypes.uint64: "uint64_val", dtypes.bool: "bool_val",
-              dtypes.complex64: "scomplex_val", dtypes.complex128: "dcomplex_val",
-              dtypes.string: "string_val", dtypes.float16: "half_val", dtypes.bfloat16: "half_val",
-              **{d: "int_val" for d in _SMALL_INTS}}
-# Arrays of these types with more than one element are written as raw bytes (TensorFlow's rule).
-_CONTENT_TYPES = frozenset([dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
-                            dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
-                            dtypes.uint64])
-
-
-def _bfloat16_bits(arr: np.ndarray) -> np.ndarray:
-    """float32 values -> bfloat16 bit patterns, rounding to nearest even (NaN stays NaN)."""
-    u = np.ascontiguousarray(arr, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(arr), np.uint16(0x7FC0), bits)
-
-
-def _bfloat16_values(bits: np.ndarray) -> np.ndarray:
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
-                      allow_broadcast=False) -> TensorProto:
-    """A TensorProto holding ``values`` (TensorFlow's ``tf.make_tensor_proto``).
-
-    Numeric arrays of more than one element are stored in ``tensor_content``; single values,
-    booleans, complex numbers and strings in the typed ``*_val`` fields. With ``shape`` and a
-    single value, the value is stored once and fills the shape when read.
-    """
-    if isinstance(values, TensorProto):
-        return values
-    from sparseflow._src.framework.tensor_util import to_ndarray
-
-    dt = None if dtype is None else dtypes.as_dtype(dtype).base_dtype
-    arr = to_ndarray(values, dt)
-    if dt is None:
-        dt = dtypes.as_dtype(arr.dtype)
-    if dt in (dtypes.resource, dtypes.variant):
-        raise TypeError(f"Cannot make a TensorProto of {dt.name} values.")
-    if shape is None:
-        shape = list(arr.shape)
-    else:
-        shape = [int(d) for d in (shape.as_list() if isinstance(shape, TensorShape) else shape)]
-        n = int(np.prod(shape, dtype=np.int64))
-        if verify_shape and list(arr.shape) != shape:
-            raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got {tuple(arr.shape)}.")
-        if arr.size > n:
-            raise ValueError(f"Too many elements provided. Needed at most {n}, but received {arr.size}.")
-        if arr.size < n and arr.size != 1 and allow_broadcast:
-            arr = np.broadcast_to(arr, shape)
-        if arr.size == n:
-            arr = arr.reshape(shape)
-    proto = TensorProto(dtype=dt.as_datatype_enum, tensor_shape=shape_to_proto(shape))
-    n = int(np.prod(shape, dtype=np.int64))
-    if dt in _CONTENT_TYPES and arr.size == n and n > 1:
-        little = np.dtype(dt.as_numpy_dtype).newbyteorder("<")
-        proto.tensor_content = np.ascontiguousarray(arr, dtype=little).tobytes()
-        return proto
-    flat = arr.reshape(-1)
-    field = getattr(proto, _VAL_FIELD[dt])
-    if dt == dtypes.string:
-        field.extend(_as_bytes(x) for x in flat)
-    elif dt == dtypes.float16:
-        field.extend(flat.astype(np.float16).view(np.uint16).tolist())
-    elif dt == dtypes.bfloat16:
-        field.extend(_bfloat16_bits(flat).tolist())
-    elif dt.is_complex:
-        field.extend(flat.astype(dt.as_numpy_dtype).view(np.float32 if dt == dtypes.complex64 else np.float64)
-                     .tolist())
-    else:
-        field.extend(flat.astype(dt.as_numpy_dtype).tolist())
-    return proto
-
-
-def make_ndarray(proto: TensorProto) -> np.ndarray:
-    """The NumPy array a TensorProto holds (TensorFlow's ``tf.make_ndarray``).
-
-    Reads ``tensor_content`` or the typed field; a typed field with fewer values than elements
-    is padded with its last value (one value fills the shape), an empty one gives zeros.
-    """
-    dt = dtype_from_enum(proto.dtype)
-    if dt in (dtypes.resource, dtypes.variant):
-        raise TypeError(f"Cannot convert a TensorProto of {dt.name} to a NumPy array.")
-    shape = shape_from_proto(proto.tensor_shape)
-    if not shape.is_fully_defined():
-        raise ValueError(f"A TensorProto must have a fully defined shape, got {shape}.")
-    dims = shape.as_list()
-    n = int(np.prod(dims, dtype=np.int64))
-    np_dt = np.dtype(dt.as_numpy_dtype)
-    if proto.tensor_content and dt != dtypes.string:
-        if dt == dtypes.bfloat16:
-            flat = _bfloat16_values(np.frombuffer(proto.tensor_content, dtype="<u2"))
-        else:
-            flat = np.frombuffer(proto.tensor_content, dtype=np_dt.newbyteorder("<")).astype(np_dt)
-        if flat.size != n:
-            raise ValueError(f"TensorProto content holds {flat.size} elements of {dt.name}, but its shape "
-                             f"{dims} needs {n}.")
-        return flat.reshape(dims)
-    field = getattr(proto, _VAL_FIELD[dt])
-    if dt == dtypes.string:
-        flat = np.empty(len(field), dtype=object)
-        flat[:] = list(field)
-    elif dt == dtypes.float16:
-        flat = np.asarray(field, dtype=np.uint16).view(np.float16)
-    elif dt == dtypes.bfloat16:
-        flat = _bfloat16_values(np.asarray(field, dtype=np.uint16))
-    elif dt.is_complex:
-        parts = np.asarray(field, dtype=np.float32 if dt == dtypes.complex64 else np.float64)
-        flat = parts.view(np_dt) if parts.size % 2 == 0 else parts[:-1].view(np_dt)
-    else:
-        flat = np.array(list(field), dtype=np_dt)
-    if flat.size > n:
-        raise ValueError(f"TensorProto holds {flat.size} values of {dt.name}, but its shape {dims} "
-                         f"needs {n}.")
-    if flat.size < n:
-        fill = flat[-1] if flat.size else (b"" if dt == dtypes.string else np_dt.type(0))
-        padded = np.empty(n, dtype=np_dt)
-        padded[: flat.size] = flat
-        padded[flat.size:] = fill
-        flat = padded
-    return flat.reshape(dims)
 
 
 # ---------------------------------------------------------------------------------------- attrs
@@ -333,6 +185,8 @@ def attr_value_to_python(av: AttrValue, kind: str | None = None):
         return av
     if which == "list":
         lv = av.list
+        if kind is not None and not kind.startswith("list("):
+            raise ValueError(f"AttrValue had value with type 'list' when '{kind}' expected.")
         if kind is not None and kind.startswith("list("):
             fields = [_FIELD_OF_KIND.get(kind[5:-1], "")]
         else:
@@ -412,9 +266,16 @@ def node_attrs_to_python(node: node_def_pb2.NodeDef, op_def) -> dict:
     return attrs
 
 
+MAX_ARG_COUNT = 1 << 16  # tensors one input or output arg of a node may stand for
+
+
 def _arg_count(arg, attrs) -> int:
     if arg.number_attr:
-        return int(attrs[arg.number_attr])
+        n = attrs[arg.number_attr]
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 0 <= n <= MAX_ARG_COUNT:
+            raise ValueError(f"attr '{arg.number_attr}' = {n!r} gives the number of tensors of arg '{arg.name}'; it "
+                             f"must be an int in [0, {MAX_ARG_COUNT}].")
+        return int(n)
     if arg.type_list_attr:
         return len(attrs[arg.type_list_attr])
     return 1

@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from sparseflow._src.framework import dtypes
@@ -151,7 +153,25 @@ def apply_op(op_type: str, inputs: list, attrs: dict | None = None, name: str | 
                     d = arg.type if arg.type is not None else attrs[arg.type_attr]
                     ds = [d] * (attrs[arg.number_attr] if arg.number_attr else 1)
                 output_dtypes.extend(d._as_ref if arg.is_ref else d for d in ds)
-        return graph._create_op_internal(op_type, converted, output_dtypes, attrs, scope, op_def)
+        # An op that takes a ref (a variable's l-value) lives with that variable, as in TensorFlow.
+        ref_inputs = [t for arg, t in zip(_flat_args(op_def, attrs), converted) if arg.is_ref]
+        if not ref_inputs:
+            return graph._create_op_internal(op_type, converted, output_dtypes, attrs, scope, op_def)
+        with contextlib.ExitStack() as stack:
+            for t in ref_inputs:
+                stack.enter_context(graph.colocate_with(t.op))
+            return graph._create_op_internal(op_type, converted, output_dtypes, attrs, scope, op_def)
+
+
+def _flat_args(op_def, attrs):
+    """The input arg of each flat input (a list arg repeated once per element)."""
+    for arg in op_def.input_args:
+        if arg.number_attr:
+            yield from [arg] * attrs[arg.number_attr]
+        elif arg.type_list_attr:
+            yield from [arg] * len(attrs[arg.type_list_attr])
+        else:
+            yield arg
 
 
 def _convert_arg(value, want, arg, op_type, const_name, preferred=None) -> Tensor:

@@ -19,11 +19,16 @@ Index file (written last; its presence is what makes the checkpoint exist)::
     "SFBNDEND" | u64 bytes before this footer | u32 CRC-32 of those bytes
 
 Every entry holds the tensor's name, dtype, full shape, optional slice, data file, offset, size
-and the CRC-32 of its bytes; the header lists each data file's shard id. All files are written
-under temporary names, fsynced, then renamed (data first, index last) and the directory is fsynced,
-so a crash never leaves a readable partial bundle. Reading verifies every checksum: a truncated or
-corrupt file raises DataLossError naming the file and the tensor. Nothing read is unpickled or
-executed: the index is protobuf records, the data raw little-endian bytes.
+and the CRC-32 of its bytes; the header lists each data file's shard id. Reading verifies every
+checksum: a truncated or corrupt file raises DataLossError naming the file and the tensor. Nothing
+read is unpickled or executed: the index is protobuf records, the data raw little-endian bytes.
+
+Saving is atomic as a whole, also onto an existing prefix (see :func:`_commit`): data and index
+are written under temporary names and fsynced; a data file about to be replaced is first renamed
+to ``<data file>.prev-<its shard id>``; then the new data files and last the index are renamed
+into place. The old index reads its data from the ``.prev`` file when the data file no longer
+carries its shard id, so after a crash at any point either the old or the new bundle restores
+completely. Once the new index is in place, data files of the prefix it does not use are deleted.
 
 Example:
     >>> import os, tempfile, numpy as np
@@ -41,26 +46,20 @@ from __future__ import annotations
 import os
 import struct
 import uuid
-import zlib
 
 import numpy as np
 
 from sparseflow._src.framework import dtypes, errors, tensor_codec
+from sparseflow._src.framework.bundle_index import FORMAT_VERSION, crc32, data_loss, parse_index, serialize_index
 from sparseflow._src.framework.graph_io import shape_from_proto, shape_to_proto
 from sparseflow._src.framework.proto.tensor_bundle_pb2 import BundleEntryProto, BundleHeaderProto
 
 __all__ = ["BundleWriter", "BundleReader", "merge_bundles", "index_path", "data_path", "bundle_exists",
-           "bundle_files", "FORMAT_VERSION"]
+           "bundle_files", "previous_data_path", "parse_index", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 1
-MAGIC_INDEX = b"SFBNDIDX"
 MAGIC_DATA = b"SFBNDDAT"
-MAGIC_END = b"SFBNDEND"
 _DATA_HEADER = struct.Struct("<8sII16s")
-_RECORD = struct.Struct("<II")
-_FOOTER = struct.Struct("<8sQI")
 _ALIGN = 8
-_MAX_RECORD = 1 << 26  # an index record is a small proto; a larger length means corruption
 
 
 def _str(path) -> str:
@@ -94,10 +93,6 @@ def bundle_files(prefix) -> list[str]:
     return sorted(out)
 
 
-def _crc(data) -> int:
-    return zlib.crc32(data) & 0xFFFFFFFF
-
-
 def _fsync_dir(directory: str):
     try:
         fd = os.open(directory or ".", os.O_RDONLY)
@@ -115,21 +110,75 @@ def _temp_name(final: str) -> str:
     return f"{final}.tempstate{uuid.uuid4().hex}"
 
 
-def _data_loss(msg: str):
-    return errors.DataLossError(None, None, msg)
-
-
-def _write_file_atomically(path: str, payload: bytes):
-    tmp = _temp_name(path)
+def _write_durably(path: str, payload: bytes):
+    """Writes a new file ``path`` and fsyncs it (removed again when writing fails)."""
     try:
-        with open(tmp, "xb") as f:
+        with open(path, "xb") as f:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
-        _remove_quietly(tmp)
+        _remove_quietly(path)
         raise
+
+
+def previous_data_path(path: str, shard_id: bytes) -> str:
+    """Where a committed data file is kept while a save onto its prefix replaces it."""
+    return f"{path}.prev-{shard_id.hex()}"
+
+
+def _data_shard_id(path: str) -> bytes | None:
+    """The shard id in the header of the data file ``path`` (None: missing or not a data file)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_DATA_HEADER.size)
+    except OSError:
+        return None
+    if len(head) < _DATA_HEADER.size:
+        return None
+    magic, _, _, shard_id = _DATA_HEADER.unpack(head)
+    return shard_id if magic == MAGIC_DATA else None
+
+
+def _commit(prefix: str, moves: list, header: BundleHeaderProto, entries: list):
+    """Makes the bundle at ``prefix`` the one whose data files are the ``(source, destination)``
+    renames ``moves`` and whose index holds ``entries``, so that a crash at any point leaves the
+    previous bundle at ``prefix`` (if any) or the new one readable in full.
+
+    Order: the index is written to a temporary file and fsynced; each destination data file that
+    exists is renamed to its ``.prev-<shard id>`` name (the old index finds it there); the new
+    data files are renamed into place; the index is renamed into place (the commit point); the
+    directory is fsynced; then data files of ``prefix`` that the new index does not use are
+    deleted. A failure before the commit puts the old data files back.
+    """
+    directory = os.path.dirname(prefix)
+    final_index = index_path(prefix)
+    tmp_index = _temp_name(final_index)
+    _write_durably(tmp_index, serialize_index(header, entries))
+    set_aside = []
+    try:
+        for _, dst in moves:
+            shard_id = _data_shard_id(dst)
+            if shard_id is not None:
+                os.replace(dst, previous_data_path(dst, shard_id))
+                set_aside.append((previous_data_path(dst, shard_id), dst))
+        for src, dst in moves:
+            os.replace(src, dst)
+        _fsync_dir(directory)
+        os.replace(tmp_index, final_index)
+    except BaseException:
+        _remove_quietly(tmp_index)
+        for prev, dst in set_aside:
+            try:
+                os.replace(prev, dst)
+            except OSError:
+                pass  # the old index still finds its data under the .prev name
+        raise
+    _fsync_dir(directory)
+    keep = {dst for _, dst in moves} | {final_index}
+    for path in bundle_files(prefix):
+        if path not in keep:
+            _remove_quietly(path)
 
 
 def _remove_quietly(path: str):
@@ -137,20 +186,6 @@ def _remove_quietly(path: str):
         os.remove(path)
     except OSError:
         pass
-
-
-def _record(message) -> bytes:
-    payload = message.SerializeToString()
-    return _RECORD.pack(len(payload), _crc(payload)) + payload
-
-
-def _serialize_index(header: BundleHeaderProto, entries: list) -> bytes:
-    header.num_entries = len(entries)
-    header.format_version = FORMAT_VERSION
-    parts = [MAGIC_INDEX, struct.pack("<I", FORMAT_VERSION), _record(header)]
-    parts.extend(_record(e) for e in entries)
-    body = b"".join(parts)
-    return body + _FOOTER.pack(MAGIC_END, len(body), _crc(body))
 
 
 def _entry_key(e: BundleEntryProto):
@@ -227,7 +262,7 @@ class BundleWriter:
             self._pos += pad
         size = data.nbytes if isinstance(data, memoryview) else len(data)
         entry = BundleEntryProto(name=name, dtype=dt.as_datatype_enum, shard_id=0, offset=self._pos,
-                                 size=size, crc32=_crc(data))
+                                 size=size, crc32=crc32(data))
         entry.shape.CopyFrom(shape_to_proto(full_shape))
         if sliced:
             for s, n in extents:
@@ -252,26 +287,22 @@ class BundleWriter:
 
     # ------------------------------------------------------------------ committing
     def finish(self) -> str:
-        """Commits the bundle: data file then index, each fsynced and renamed. Returns the prefix."""
+        """Commits the bundle (atomically, see :func:`_commit`). Returns the prefix."""
         if self._state != "open":
             raise ValueError(f"Bundle writer of {self.prefix} is already {self._state}.")
         try:
             self._f.flush()
             os.fsync(self._f.fileno())
             self._f.close()
-            os.replace(self._data_tmp, self._data_final)
-            self._write_index()
-            _fsync_dir(os.path.dirname(self.prefix))
+            header = BundleHeaderProto(num_shards=1, endianness=BundleHeaderProto.LITTLE,
+                                       shard_ids=[self._shard_id])
+            _commit(self.prefix, [(self._data_tmp, self._data_final)], header,
+                    [self._entries[k] for k in sorted(self._entries)])
         except BaseException:
             self.abort()
             raise
         self._state = "finished"
         return self.prefix
-
-    def _write_index(self):
-        header = BundleHeaderProto(num_shards=1, endianness=BundleHeaderProto.LITTLE, shard_ids=[self._shard_id])
-        entries = [self._entries[k] for k in sorted(self._entries)]
-        _write_file_atomically(index_path(self.prefix), _serialize_index(header, entries))
 
     def abort(self):
         """Drops the bundle being written: closes and deletes the temporary data file."""
@@ -295,78 +326,6 @@ class BundleWriter:
         return False
 
 
-# ---------------------------------------------------------------------------- reading the index
-def _guess_name(payload: bytes, prev: str | None) -> str:
-    try:
-        name = BundleEntryProto.FromString(payload).name
-        if name:
-            return f"'{name}' (as read from the damaged record)"
-    except Exception:  # noqa: BLE001 - any parse failure: the record is garbage
-        pass
-    return f"the one after '{prev}'" if prev else "the first tensor"
-
-
-def parse_index(path: str, data: bytes):
-    """(header, entries) of the index file bytes ``data``; DataLossError naming the file and tensor."""
-    n_total = len(data)
-    if n_total < 12 or data[:8] != MAGIC_INDEX:
-        raise _data_loss(f"Checkpoint index {path} is not a sparseflow bundle index (bad magic bytes; "
-                         f"the file is truncated or corrupt).")
-    (version,) = struct.unpack_from("<I", data, 8)
-    if version > FORMAT_VERSION:
-        raise _data_loss(f"Checkpoint index {path} has format version {version}; this sparseflow reads "
-                         f"versions up to {FORMAT_VERSION} (or the file is corrupt).")
-    pos, records, expected, prev = 12, [], None, None
-    while expected is None or len(records) < expected + 1:
-        k = len(records)
-        what = "the header record" if k == 0 else f"tensor entry {k} of {expected}"
-        if pos + _RECORD.size > n_total:
-            raise _truncated(path, k, expected, prev)
-        length, crc = _RECORD.unpack_from(data, pos)
-        if length > _MAX_RECORD or pos + _RECORD.size + length > n_total:
-            raise _truncated(path, k, expected, prev)
-        payload = data[pos + _RECORD.size:pos + _RECORD.size + length]
-        if _crc(payload) != crc:
-            who = "" if k == 0 else f" (tensor {_guess_name(payload, prev)})"
-            raise _data_loss(f"Checkpoint index {path} is corrupt: {what}{who} fails its CRC-32 check.")
-        try:
-            msg = (BundleHeaderProto if k == 0 else BundleEntryProto).FromString(payload)
-        except Exception as e:  # noqa: BLE001 - a checksummed record that does not parse
-            raise _data_loss(f"Checkpoint index {path} is corrupt: {what} does not parse ({e}).") from None
-        if k == 0:
-            expected = int(msg.num_entries)
-        else:
-            prev = msg.name
-        records.append(msg)
-        pos += _RECORD.size + length
-    if pos + _FOOTER.size > n_total:
-        raise _truncated(path, len(records), expected, prev, footer=True)
-    magic, body_len, body_crc = _FOOTER.unpack_from(data, pos)
-    if magic != MAGIC_END or body_len != pos or _crc(data[:pos]) != body_crc:
-        raise _data_loss(f"Checkpoint index {path} is corrupt: its footer checksum does not match (last tensor "
-                         f"'{prev}').")
-    if pos + _FOOTER.size != n_total:
-        raise _data_loss(f"Checkpoint index {path} is corrupt: {n_total - pos - _FOOTER.size} unexpected bytes "
-                         f"after the footer.")
-    header = records[0]
-    if header.num_shards < 1 or len(header.shard_ids) != header.num_shards:
-        raise _data_loss(f"Checkpoint index {path} is corrupt: {header.num_shards} data files but "
-                         f"{len(header.shard_ids)} shard ids.")
-    return header, records[1:]
-
-
-def _truncated(path, k, expected, prev, footer=False):
-    if k == 0:
-        return _data_loss(f"Checkpoint index {path} is truncated or corrupt: its header record is incomplete.")
-    where = f"after tensor '{prev}'" if prev else "before the first tensor"
-    got = k - 1
-    if footer:
-        return _data_loss(f"Checkpoint index {path} is truncated: its footer is missing ({where}, all {got} "
-                          f"entries read).")
-    return _data_loss(f"Checkpoint index {path} is truncated or corrupt {where}: read {got} of {expected} tensor "
-                      f"entries; the next one is incomplete.")
-
-
 class BundleReader:
     """Reads the bundle at ``prefix``: names, dtypes and shapes from the index; tensors on demand.
 
@@ -387,7 +346,7 @@ class BundleReader:
         self._by_name: dict[str, list[BundleEntryProto]] = {}
         for e in entries:
             if e.shard_id < 0 or e.shard_id >= self.header.num_shards:
-                raise _data_loss(f"Checkpoint index {self.index_file} is corrupt: tensor '{e.name}' is in data file "
+                raise data_loss(f"Checkpoint index {self.index_file} is corrupt: tensor '{e.name}' is in data file "
                                  f"{e.shard_id}, but the bundle has {self.header.num_shards}.")
             self._by_name.setdefault(e.name, []).append(e)
         self._files: dict[int, object] = {}
@@ -454,21 +413,35 @@ class BundleReader:
         if f is not None:
             return f
         path = data_path(self.prefix, shard, self.header.num_shards)
+        want = self.header.shard_ids[shard]
+        try:
+            f = self._open_data(path, want, tensor)
+        except errors.DataLossError:
+            # A save onto this prefix that did not commit its index keeps our data file aside.
+            try:
+                f = self._open_data(previous_data_path(path, want), want, tensor)
+            except errors.DataLossError:
+                f = None
+            if f is None:
+                raise
+        self._files[shard] = f
+        return f
+
+    def _open_data(self, path: str, want: bytes, tensor: str):
         try:
             f = open(path, "rb")
         except FileNotFoundError:
-            raise _data_loss(f"Checkpoint data file {path} is missing (needed for tensor '{tensor}').") from None
+            raise data_loss(f"Checkpoint data file {path} is missing (needed for tensor '{tensor}').") from None
         head = f.read(_DATA_HEADER.size)
         if len(head) < _DATA_HEADER.size:
             f.close()
-            raise _data_loss(f"Checkpoint data file {path} is truncated: its header is incomplete (reading tensor "
+            raise data_loss(f"Checkpoint data file {path} is truncated: its header is incomplete (reading tensor "
                              f"'{tensor}').")
         magic, version, reserved, shard_id = _DATA_HEADER.unpack(head)
-        if magic != MAGIC_DATA or version > FORMAT_VERSION or reserved or shard_id != self.header.shard_ids[shard]:
+        if magic != MAGIC_DATA or version > FORMAT_VERSION or reserved or shard_id != want:
             f.close()
-            raise _data_loss(f"Checkpoint data file {path} does not belong to index {self.index_file} (its header "
+            raise data_loss(f"Checkpoint data file {path} does not belong to index {self.index_file} (its header "
                              f"is corrupt or it comes from another save); cannot read tensor '{tensor}'.")
-        self._files[shard] = f
         return f
 
     def _read_entry(self, e: BundleEntryProto) -> np.ndarray:
@@ -478,18 +451,18 @@ class BundleReader:
         buf = bytearray(e.size)
         got = f.readinto(buf)
         if got != e.size:
-            raise _data_loss(f"Checkpoint data file {path} is truncated: tensor '{e.name}' needs bytes "
+            raise data_loss(f"Checkpoint data file {path} is truncated: tensor '{e.name}' needs bytes "
                              f"[{e.offset}, {e.offset + e.size}) but the file ends at {e.offset + got}.")
-        if _crc(buf) != e.crc32:
-            raise _data_loss(f"Checkpoint data file {path} is corrupt: tensor '{e.name}' fails its CRC-32 check "
-                             f"(stored {e.crc32:#010x}, computed {_crc(buf):#010x}).")
+        if crc32(buf) != e.crc32:
+            raise data_loss(f"Checkpoint data file {path} is corrupt: tensor '{e.name}' fails its CRC-32 check "
+                             f"(stored {e.crc32:#010x}, computed {crc32(buf):#010x}).")
         dt = dtypes.as_dtype(int(e.dtype))
         shape = [n for _, n in ((x.start, x.length) for x in e.slice.extent)] if e.HasField("slice") \
             else shape_from_proto(e.shape).as_list()
         try:
             return tensor_codec.decode(bytes(buf) if dt == dtypes.string else buf, dt, shape)
         except (ValueError, TypeError) as exc:
-            raise _data_loss(f"Checkpoint data file {path} is corrupt: tensor '{e.name}' does not decode as "
+            raise data_loss(f"Checkpoint data file {path} is corrupt: tensor '{e.name}' does not decode as "
                              f"{dt.name}{shape}: {exc}.") from None
 
     def close(self):
@@ -547,10 +520,7 @@ def merge_bundles(src_prefixes, dst_prefix, delete_old_dirs: bool = True) -> str
                                                               f"merged into {dst_prefix}.")
             merged[key] = e
         base += h.num_shards
-    for src, dst in moves:
-        os.replace(src, dst)
-    _write_file_atomically(index_path(dst_prefix), _serialize_index(header, [merged[k] for k in sorted(merged)]))
-    _fsync_dir(os.path.dirname(dst_prefix))
+    _commit(dst_prefix, moves, header, [merged[k] for k in sorted(merged)])
     for p in srcs:
         _remove_quietly(index_path(p))
         if delete_old_dirs:

@@ -100,6 +100,14 @@ def _ensure_shape_grad(op, grad):
     return [grad]
 
 
+@RegisterGradient("CheckNumerics")
+def _check_numerics_grad(op, grad):
+    from sparseflow._src.ops.numerics_ops import check_numerics
+
+    return [check_numerics(grad, "Not a number (NaN) or infinity (Inf) values detected in gradient. "
+                                 f"{op.get_attr('message').decode('utf-8', 'replace')}")]
+
+
 @RegisterGradient("PlaceholderWithDefault")
 def _placeholder_with_default_grad(op, grad):
     return [grad]

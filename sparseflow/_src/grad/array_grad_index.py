@@ -70,7 +70,8 @@ def _batch_gather_grad(params_shape, values, indices, batch_dims, gather_dim_siz
 @RegisterGradient("GatherV2")
 def _gather_v2_grad(op, grad):
     params, indices, axis = op.inputs
-    params_shape = array_ops.shape(params)
+    with op.graph.colocate_with(params.op):  # the shape is read where the params (a variable) live
+        params_shape = array_ops.shape(params)
     indices_size = array_ops.expand_dims(array_ops.size(indices), 0)
     axis_static = constant_value(axis)
     batch_dims = int(op.get_attr("batch_dims"))

@@ -1,6 +1,7 @@
 """CPU kernels, one module per op family. Importing this package registers all of them."""
 
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
+    accumulator_kernels,
     array_kernels,
     constant_kernels,
     control_flow_kernels,
@@ -14,6 +15,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     lookup_kernels,
     math_kernels,
     nn_kernels,
+    queue_kernels,
     random_kernels,
     sendrecv_kernels,
     sparse_kernels,

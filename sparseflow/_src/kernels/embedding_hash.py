@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from sparseflow._src.kernels.embedding_prefetch import AHEAD, prefetch, prefetch_row
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 EMPTY = -1
 TOMB = -2
@@ -40,7 +41,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31, _S11, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11), np.uint64(32)
 _TWO_M53 = 1.0 / 9007199254740992.0
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = dict(nogil=True)
 
 
 @numba.njit(inline="always")
@@ -60,7 +61,7 @@ PART_SALT = np.uint64(0x9E3779B97F4A7C15)  # routes keys to the parts (devices) 
 SHARD_SALT = np.uint64(0xD6E8FEB86659FD93)  # routes a part's keys to its local shards
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def shard_ids(keys, num_shards, salt, out):
     """``out[i]``: the shard of ``keys[i]`` among ``num_shards``: the high bits of a mix of the
     key with ``salt`` (so parts, local shards and slots use independent bits)."""
@@ -69,7 +70,7 @@ def shard_ids(keys, num_shards, salt, out):
         out[i] = np.int32((mix64(keys[i] ^ salt) >> _S32) % n)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def partition(ids, num_parts):
     """(permutation grouping positions by ``ids`` stably, offsets[num_parts + 1])."""
     offsets = np.zeros(num_parts + 1, dtype=np.int64)
@@ -118,7 +119,7 @@ def _peek_row(skeys, srows, key, salt, mask):
     return srows[s] if s >= 0 else -1
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def lookup_rows(skeys, srows, salt, keys, out):
     """``out[i]``: the row of ``keys[i]``, or -1 when it has none (absent or not admitted)."""
     mask = np.int64(skeys.shape[0] - 1)
@@ -131,7 +132,7 @@ def lookup_rows(skeys, srows, salt, keys, out):
         out[i] = r if r >= 0 else -1
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def reinsert_all(old_keys, old_rows, new_keys, new_rows, salt):
     """Rehash: every live or candidate slot of the old index into the (empty) new one."""
     mask = np.int64(new_keys.shape[0] - 1)
@@ -189,7 +190,7 @@ def _init_row(data, r, key, dim, state_init, init_kind, p0, p1, seed):
         data[r, dim + j] = state_init[j]
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def init_rows(keys, dim, init_kind, p0, p1, seed):
     """The initial embeddings of ``keys`` ([n, dim] float32), as a table would create them."""
     out = np.empty((keys.shape[0], dim), dtype=np.float32)
@@ -206,7 +207,7 @@ def meta_column(data):
     return data.shape[1] - 3
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_count, step,
          dim, state_init, init_kind, p0, p1, seed, out, stats):
     """Reads the rows of ``keys`` into ``out`` ([n, dim]); zeros for keys without a row.
@@ -274,7 +275,7 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
 
 
 # ---------------------------------------------------------------------------- push
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def resolve_unique(skeys, srows, salt, keys, rows, first):
     """``rows[i]``: the row of ``keys[i]`` (-1 if none); ``first[i]``: the position of the first
     occurrence of the same key (``i`` itself for the first). Returns the number of duplicates."""
@@ -303,7 +304,7 @@ def resolve_unique(skeys, srows, salt, keys, rows, first):
     return dups
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def aggregate(grads, counts, clicks, first):
     """Sums the gradients and counters of duplicate keys into their first position."""
     g = grads.copy()
@@ -322,7 +323,7 @@ def aggregate(grads, counts, clicks, first):
 
 
 # ---------------------------------------------------------------------------- eviction
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def evict_mark(srows, data, idata, step, max_age, min_show, drop_candidates):
     """Tombstones the slots of rows with ``step - seen > max_age`` (when ``max_age >= 0``) or
     ``show < min_show`` (when ``min_show > 0``), and candidates when ``drop_candidates``.
@@ -343,7 +344,7 @@ def evict_mark(srows, data, idata, step, max_age, min_show, drop_candidates):
     return rows_out, cands_out
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def compact_rows(srows, idata, n_rows):
     """Moves the rows still referenced by ``srows`` down to ``[0, live)`` keeping their order and
     remaps ``srows``. Returns ``live``."""
@@ -367,7 +368,7 @@ def compact_rows(srows, idata, n_rows):
     return live
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def decay_counters(data, n_rows, rate):
     mc = meta_column(data)
     for r in range(n_rows):
@@ -376,7 +377,7 @@ def decay_counters(data, n_rows, rate):
 
 
 # ---------------------------------------------------------------------------- export / import
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def live_slots(skeys, srows, out_keys, out_rows):
     """The keys and rows of all admitted slots, in slot order. Returns the count."""
     n = 0
@@ -389,7 +390,7 @@ def live_slots(skeys, srows, out_keys, out_rows):
     return n
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def insert_rows(skeys, srows, salt, data, idata, n_rows, keys, values, state, shows, clicks, seens, select):
     """Inserts (or overwrites) the rows ``keys[i]`` for which ``select[i]``; room is guaranteed by
     the caller. Returns the new ``n_rows``."""
@@ -420,7 +421,7 @@ def insert_rows(skeys, srows, salt, data, idata, n_rows, keys, values, state, sh
 
 
 # ---------------------------------------------------------------------------- unique
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def unique_keys(keys):
     """(unique keys in order of first appearance, index of each key into them, counts)."""
     n = keys.shape[0]

@@ -97,26 +97,14 @@ def _export(node):
 
 @register_kernel("EmbeddingTableImport")
 def _import(node):
+    validate_only = bool(node.attrs.get("validate_only", False))
+
     def compute(res, keys, values, state, show, click, seen, step, optimizer):
         optimizer = np.asarray(optimizer, dtype=object).item()
         optimizer = optimizer.decode() if isinstance(optimizer, bytes) else str(optimizer)
-        if optimizer != res.spec.optimizer:
-            raise _bad(f"Embedding table {res.name!r} uses optimizer {res.spec.optimizer!r}, but the checkpoint was "
-                       f"saved with {optimizer!r}: its optimizer state does not fit.")
-        n = np.shape(keys)[0]
-        dim, width = res.spec.dim, res.spec.state_width
-        if np.shape(values) != (n, dim):
-            raise _bad(f"Restoring embedding table {res.name!r} (dim {dim}): the checkpoint has values of shape "
-                       f"{list(np.shape(values))} for {n} keys.")
-        if np.shape(state) != (n, width):
-            raise _bad(f"Restoring embedding table {res.name!r} ({res.spec.optimizer}, {width} floats of state per "
-                       f"row): the checkpoint has state of shape {list(np.shape(state))}; it was saved with "
-                       f"another optimizer.")
-        for what, arr in (("show", show), ("click", click), ("seen", seen)):
-            if np.shape(arr) != (n,):
-                raise _bad(f"Restoring embedding table {res.name!r}: '{what}' has shape {list(np.shape(arr))} for "
-                           f"{n} keys.")
-        res.load(keys, values, state, show, click, seen, int(step))
+        res.check_load(keys, values, state, show, click, seen, optimizer)
+        if not validate_only:
+            res.load(keys, values, state, show, click, seen, int(step))
 
     return compute
 

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from sparseflow._src.kernels.embedding_prefetch import AHEAD, prefetch_row
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 SGD, ADAGRAD, ROWWISE_ADAGRAD, ADAM, FTRL = 0, 1, 2, 3, 4
 
@@ -125,7 +126,7 @@ def _update_row(kind, data, r, g, i, dim, lr, hp):
                 data[r, j] = 0.0
 
 
-@numba.njit(nogil=True, cache=True)
+@cached_njit(nogil=True)
 def push_rows(kind, data, idata, rows, first, grads, counts, clicks, step, lr, hp, dim):
     """Applies the optimizer to the rows of the pushed keys (positions ``i`` with ``rows[i] >= 0``
     and ``first[i] == i``: duplicates were summed into their first position). Adds ``counts`` to

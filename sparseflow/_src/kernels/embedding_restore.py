@@ -49,45 +49,36 @@ def saved_pieces(names, table: str) -> list[str]:
     return sorted(n[:-len("/keys")] for n in names if pattern.fullmatch(n))
 
 
-def _bad(msg):
-    return errors.InvalidArgumentError(None, None, msg)
-
-
 def read_part(reader: BundleReader, table: str, res) -> dict:
     """The saved rows of ``table`` that belong to ``res`` (an EmbeddingTableResource), as arrays
-    for ``res.load``; errors name the checkpoint and say what does not fit."""
-    prefix = reader.prefix
+    for ``res.load``; every saved piece is checked (``res.check_load``: optimizer, dimension, state
+    width) before anything is kept, and errors name the checkpoint."""
     pieces = saved_pieces(reader.names(), table)
     if not pieces or not reader.has(f"{table}/optimizer"):
-        raise errors.NotFoundError(None, None, f"Embedding table {table!r} is not in the checkpoint {prefix} (no "
-                                               f"'{table}/keys' or '{table}/part-*' tensors and '{table}/optimizer').")
+        raise errors.NotFoundError(None, None, f"Embedding table {table!r} is not in the checkpoint {reader.prefix} "
+                                               f"(no '{table}/keys' or '{table}/part-*' tensors and "
+                                               f"'{table}/optimizer').")
     saved = reader.read(f"{table}/optimizer")
     saved = saved.item() if hasattr(saved, "item") else saved
     saved = saved.decode() if isinstance(saved, bytes) else str(saved)
-    spec = res.spec
-    if saved != spec.optimizer:
-        raise _bad(f"Embedding table {table!r} uses optimizer {spec.optimizer!r}, but the checkpoint {prefix} was "
-                   f"saved with {saved!r}: its optimizer state does not fit.")
-    dim, width = spec.dim, spec.state_width
     out = {f: [] for f in FIELDS[:-1]}
     step = 0
     for piece in pieces:
-        keys = np.asarray(reader.read(f"{piece}/keys"))
+        arrays = {f: np.asarray(reader.read(f"{piece}/{f}")) for f in FIELDS[:-1]}
+        try:
+            res.check_load(*(arrays[f] for f in FIELDS[:-1]), optimizer=saved)
+        except errors.InvalidArgumentError as e:
+            raise errors.InvalidArgumentError(None, None, f"{e.message} (checkpoint {reader.prefix}, "
+                                                          f"'{piece}/...')") from None
+        keys = arrays["keys"]
         keys = keys.view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64, copy=False)
-        n = keys.shape[0]
-        mine = np.ones(n, dtype=np.bool_)
+        mine = slice(None)
         if res.num_parts > 1:
-            ids = np.empty(n, dtype=np.int32)
+            ids = np.empty(keys.shape[0], dtype=np.int32)
             H.shard_ids(np.ascontiguousarray(keys), res.num_parts, H.PART_SALT, ids)
             mine = ids == res.part
-        want = {"values": (n, dim), "state": (n, width), "show": (n,), "click": (n,), "seen": (n,)}
-        out["keys"].append(keys[mine])
-        for f, shape in want.items():
-            arr = np.asarray(reader.read(f"{piece}/{f}"))
-            if arr.shape != shape:
-                what = {"values": f"dim {dim}", "state": f"{spec.optimizer} with {width} floats of state per row"}
-                raise _bad(f"Restoring embedding table {table!r} ({what.get(f, 'its counters')}): '{piece}/{f}' has "
-                           f"shape {list(arr.shape)} in the checkpoint {prefix}, expected {list(shape)}.")
+        arrays["keys"] = keys
+        for f, arr in arrays.items():
             out[f].append(arr[mine])
         step = max(step, int(np.asarray(reader.read(f"{piece}/step"))))
     rows = {f: np.concatenate(v) for f, v in out.items()}
@@ -99,12 +90,15 @@ def read_part(reader: BundleReader, table: str, res) -> dict:
 def _restore(node):
     table = node.attrs["table_name"]
     table = table.decode() if isinstance(table, bytes) else str(table)
+    validate_only = bool(node.attrs.get("validate_only", False))
 
     def compute(res, prefix):
         prefix = np.asarray(prefix, dtype=object).item()
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         with BundleReader(prefix) as reader:
             rows = read_part(reader, table, res)
+        if validate_only:
+            return
         res.load(rows["keys"], rows["values"], rows["state"], rows["show"], rows["click"], rows["seen"], rows["step"])
 
     return compute

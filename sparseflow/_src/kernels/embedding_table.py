@@ -450,8 +450,32 @@ class EmbeddingTableResource:
                 "click": data[:, mc + 1].copy(),
                 "seen": np.ascontiguousarray(data[:, mc + 2]).view(np.int32).astype(np.int64), "step": self.step}
 
+    def check_load(self, keys, values, state, show, click, seen, optimizer=None):
+        """Raises InvalidArgumentError when these rows (saved by a table with the optimizer kind
+        ``optimizer``, when given) cannot be loaded into this table; changes nothing."""
+        if optimizer is not None and optimizer != self.spec.optimizer:
+            raise _bad(f"Embedding table {self.name!r} uses optimizer {self.spec.optimizer!r}, but the checkpoint was "
+                       f"saved with {optimizer!r}: its optimizer state does not fit.")
+        n = np.shape(keys)[0] if np.ndim(keys) == 1 else None
+        if n is None:
+            raise _bad(f"Restoring embedding table {self.name!r}: the keys have shape {list(np.shape(keys))}; "
+                       f"they must be a vector.")
+        dim, width = self.spec.dim, self.spec.state_width
+        if np.shape(values) != (n, dim):
+            raise _bad(f"Restoring embedding table {self.name!r} (dim {dim}): the checkpoint has values of shape "
+                       f"{list(np.shape(values))} for {n} keys; it was saved from a table of another dimension.")
+        if np.shape(state) != (n, width):
+            raise _bad(f"Restoring embedding table {self.name!r} ({self.spec.optimizer}, {width} floats of state "
+                       f"per row): the checkpoint has state of shape {list(np.shape(state))}; it was saved with "
+                       f"another optimizer.")
+        for what, arr in (("show", show), ("click", click), ("seen", seen)):
+            if np.shape(arr) != (n,):
+                raise _bad(f"Restoring embedding table {self.name!r}: '{what}' has shape {list(np.shape(arr))} for "
+                           f"{n} keys.")
+
     def load(self, keys, values, state, show, click, seen, step):
         """Replaces the contents with the rows of this part among ``keys`` (from any sharding)."""
+        self.check_load(keys, values, state, show, click, seen)
         keys = self._keys(keys)
         n, dim, width = keys.shape[0], self.spec.dim, self.spec.state_width
         values = np.ascontiguousarray(values, dtype=np.float32).reshape(n, dim) if n else \

@@ -25,8 +25,9 @@ Example:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _U = np.uint64
 _K0 = _U(0xC3A5C85C97CB3127)
@@ -35,7 +36,7 @@ _K2 = _U(0x9AE16A3B2F90404F)
 _CAT_MUL = _U(0xC6A4A7935BD1E995)  # FingerprintCat64's and Hash64's multiplier
 _LEGACY_SEED = _U(0xDECAFCAFFE)
 _MASK64 = (1 << 64) - 1
-_JIT = {"cache": True, "nogil": True}
+_JIT = {"nogil": True}
 
 # Shift counts as uint64 so that numba keeps every expression in uint64 (mixing int64 and uint64
 # would promote to float64).
@@ -44,7 +45,7 @@ _S47 = _U(47)
 
 
 # ------------------------------------------------------------------------------ building blocks
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _fetch64(b, i):
     """Little-endian 64-bit load of ``b[i:i + 8]`` (unsigned indices: no negative-index wraparound,
     so LLVM merges the eight byte loads into one)."""
@@ -54,24 +55,24 @@ def _fetch64(b, i):
             | (_U(b[i + _U(7)]) << _S56))
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _fetch32(b, i):
     i = _U(i)
     return _U(b[i]) | (_U(b[i + _U(1)]) << _S8) | (_U(b[i + _U(2)]) << _S16) | (_U(b[i + _U(3)]) << _S24)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _rot(v, s):
     """Rotate right by ``s`` (1..63)."""
     return (v >> _U(s)) | (v << _U(64 - s))
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _shift_mix(v):
     return v ^ (v >> _S47)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _hash_len16(u, v, mul):
     a = (u ^ v) * mul
     a ^= a >> _S47
@@ -80,7 +81,7 @@ def _hash_len16(u, v, mul):
     return b * mul
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _weak_hash32(b, i, a, c):
     """The (a, b) pair FarmHash derives from 32 bytes at ``b[i]`` and two seeds."""
     w, x, y, z = _fetch64(b, i), _fetch64(b, i + 8), _fetch64(b, i + 16), _fetch64(b, i + 24)
@@ -94,7 +95,7 @@ def _weak_hash32(b, i, a, c):
 
 
 # ------------------------------------------------------------------------------ farmhashna::Hash64
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _len0to16(b, s, n):
     ln = _U(n)
     if n >= 8:
@@ -115,7 +116,7 @@ def _len0to16(b, s, n):
     return _K2
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _len17to32(b, s, n):
     mul = _K2 + _U(n) * _U(2)
     a = _fetch64(b, s) * _K1
@@ -125,7 +126,7 @@ def _len17to32(b, s, n):
     return _hash_len16(_rot(a + c, 43) + _rot(d, 30) + e, a + _rot(c + _K2, 18) + d, mul)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _len33to64(b, s, n):
     mul = _K2 + _U(n) * _U(2)
     a = _fetch64(b, s) * _K2
@@ -141,7 +142,7 @@ def _len33to64(b, s, n):
     return _hash_len16(_rot(f + g, 43) + _rot(h, 30) + k, f + _rot(g + a, 18) + h, mul)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _hash64(b, s, n):
     """farmhashna::Hash64 of ``b[s:s + n]``."""
     if n <= 16:
@@ -188,7 +189,7 @@ def _hash64(b, s, n):
                        _hash_len16(v1, w1, mul) + x, mul)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def fingerprint64_packed(buf, offsets):
     """Fingerprint64 of each string ``buf[offsets[i]:offsets[i + 1]]``, as uint64."""
     n = offsets.shape[0] - 1
@@ -198,7 +199,7 @@ def fingerprint64_packed(buf, offsets):
     return out
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def bucket_packed(hashes, num_buckets):
     """``hash % num_buckets`` in unsigned arithmetic, as int64 (TensorFlow's bucket ids)."""
     m = _U(num_buckets)
@@ -209,7 +210,7 @@ def bucket_packed(hashes, num_buckets):
 
 
 # ------------------------------------------------------------------------------ tensorflow::Hash64
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _legacy_hash64(b, s, n, seed):
     h = seed ^ (_U(n) * _CAT_MUL)
     while n >= 8:
@@ -228,7 +229,7 @@ def _legacy_hash64(b, s, n, seed):
     return h ^ (h >> _S47)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def legacy_hash64_packed(buf, offsets, seed):
     n = offsets.shape[0] - 1
     out = np.empty(n, np.uint64)
@@ -238,7 +239,7 @@ def legacy_hash64_packed(buf, offsets, seed):
 
 
 # ------------------------------------------------------------------------------ FingerprintCat64
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _cat64(fp1, fp2):
     r = fp1 ^ _CAT_MUL
     r ^= _shift_mix(fp2 * _CAT_MUL) * _CAT_MUL
@@ -247,7 +248,7 @@ def _cat64(fp1, fp2):
     return _shift_mix(r)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _cat64_arrays(fp1, fp2):
     out = np.empty(fp1.shape[0], np.uint64)
     for i in range(fp1.shape[0]):

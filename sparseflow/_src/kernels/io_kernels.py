@@ -63,7 +63,7 @@ def _restore_v2(node):
             missing = [n for n in names if not r.has(n)]
             if missing:
                 more = f" (also missing: {', '.join(missing[1:])})" if len(missing) > 1 else ""
-                raise errors.NotFoundError(None, None, f"Key {missing[0]} not found in checkpoint{more}")
+                raise errors.NotFoundError(None, None, f"Key {missing[0]} not found in checkpoint {path}{more}")
             out = []
             for name, spec, dt in zip(names, specs, dts):
                 saved = r.dtype(name)

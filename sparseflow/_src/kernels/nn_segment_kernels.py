@@ -7,10 +7,10 @@ faster than ``ufunc.at``, which handles small inputs and the remaining dtypes.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 
 
@@ -45,7 +45,7 @@ _NUMBA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32),
 NUMBA_MIN_ELEMENTS = 1 << 15
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def scatter_rows_numba(out, ids, rows, op):
     """``out[ids[i]] (op)= rows[i]`` for every row with ``ids[i] >= 0``, in row order (2-D arrays)."""
     n, d = rows.shape

@@ -29,8 +29,9 @@ import math
 import secrets
 import threading
 
-import numba
 import numpy as np
+
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57  # round multipliers
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85  # Weyl key increments
@@ -166,7 +167,7 @@ def round_to_bfloat16(x) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------- Box-Muller
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _box_muller_f32(u1, u2, out0, out1):  # pragma: no cover - compiled
     eps = np.float32(1.0e-7)
     minus_two = np.float32(-2.0)
@@ -181,7 +182,7 @@ def _box_muller_f32(u1, u2, out0, out1):  # pragma: no cover - compiled
         out1[i] = np.float32(math.cos(v)) * r
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _box_muller_f64(u1, u2, out0, out1):  # pragma: no cover - compiled
     two_pi = 2.0 * math.pi
     for i in range(u1.size):
@@ -306,7 +307,7 @@ def truncated_normal(gen: PhiloxRandom, size: int, dtype, bfloat16: bool = False
     return _cast_float(out.reshape(-1)[:size], dtype, bfloat16)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _fisher_yates(samples, n):  # pragma: no cover - compiled
     perm = np.arange(n)
     for i in range(n - 1):

@@ -13,22 +13,22 @@ Example:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from sparseflow._src.kernels.farmhash import _as_bytes, _fetch64, pack_strings
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _U = np.uint64
 _MASK64 = (1 << 64) - 1
-_JIT = {"cache": True, "nogil": True}
+_JIT = {"nogil": True}
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _rotl(v, s):
     return (v << _U(s)) | (v >> _U(64 - s))
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _rounds(v0, v1, v2, v3, n):
     for _ in range(n):
         v0 += v1
@@ -48,7 +48,7 @@ def _rounds(v0, v1, v2, v3, n):
     return v0, v1, v2, v3
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _siphash24(b, s, n, k0, k1):
     v0 = k0 ^ _U(0x736F6D6570736575)
     v1 = k1 ^ _U(0x646F72616E646F6D)
@@ -73,7 +73,7 @@ def _siphash24(b, s, n, k0, k1):
     return v0 ^ v1 ^ v2 ^ v3
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def siphash24_packed(buf, offsets, k0, k1):
     """SipHash-2-4 of each string ``buf[offsets[i]:offsets[i + 1]]`` under key ``(k0, k1)``."""
     n = offsets.shape[0] - 1

@@ -18,19 +18,20 @@ Example:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True}
+from sparseflow._src.kernels.jit_cache import cached_njit
+
+_JIT = {"nogil": True}
 
 
 # ---------------------------------------------------------------------- scalar update equations
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _gd(v, g, lr):
     return v - g * lr
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _proximal_gd(v, g, lr, thr, denom, zero):
     """``thr = lr * l1`` (0 disables the L1 shrink), ``denom = 1 + lr * l2``."""
     p = v - g * lr
@@ -40,7 +41,7 @@ def _proximal_gd(v, g, lr, thr, denom, zero):
     return p / denom
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _momentum(v, a, g, lr, mom, nesterov):
     a = a * mom + g
     if nesterov:
@@ -48,14 +49,14 @@ def _momentum(v, a, g, lr, mom, nesterov):
     return v - a * lr, a
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _adagrad(v, a, g, lr, update_slots):
     if update_slots:
         a = a + g * g
     return v - g * lr / np.sqrt(a), a
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _adam(v, m, s, g, alpha, beta1, one_minus_beta1, one_minus_beta2, eps, nesterov):
     """``alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)`` (the bias correction)."""
     m = m + (g - m) * one_minus_beta1
@@ -65,7 +66,7 @@ def _adam(v, m, s, g, alpha, beta1, one_minus_beta1, one_minus_beta2, eps, neste
     return v - m * alpha / (np.sqrt(s) + eps), m, s
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _ftrl(v, a, lin, g, lr, l1, two_l2, two_shrink, neg_power, half, mul_lr, zero):
     """FTRL-Proximal; ``two_shrink = 2 * l2_shrinkage`` (0 for ApplyFtrl), ``half``: lr_power == -0.5."""
     gs = g + two_shrink * v
@@ -89,14 +90,14 @@ def _ftrl(v, a, lin, g, lr, l1, two_l2, two_shrink, neg_power, half, mul_lr, zer
     return zero, na, lin
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _rmsprop(v, ms, mom, g, lr, one_minus_rho, momentum, eps):
     ms = ms + (g * g - ms) * one_minus_rho
     mom = mom * momentum + g * lr / np.sqrt(ms + eps)
     return v - mom, ms, mom
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _centered_rmsprop(v, mg, ms, mom, g, lr, one_minus_rho, momentum, eps):
     ms = ms + (g * g - ms) * one_minus_rho
     mg = mg + (g - mg) * one_minus_rho
@@ -104,7 +105,7 @@ def _centered_rmsprop(v, mg, ms, mom, g, lr, one_minus_rho, momentum, eps):
     return v - mom, mg, ms, mom
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def _adadelta(v, a, au, g, lr, rho, one_minus_rho, eps):
     a = a * rho + g * g * one_minus_rho
     update = np.sqrt(au + eps) / np.sqrt(a + eps) * g
@@ -113,64 +114,64 @@ def _adadelta(v, a, au, g, lr, rho, one_minus_rho, eps):
 
 
 # ---------------------------------------------------------------------- dense loops: olds, grad, outs, hyper
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_gd(v, g, ov, lr):
     for i in range(v.size):
         ov[i] = _gd(v[i], g[i], lr)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_proximal_gd(v, g, ov, lr, thr, denom, zero):
     for i in range(v.size):
         ov[i] = _proximal_gd(v[i], g[i], lr, thr, denom, zero)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_momentum(v, a, g, ov, oa, lr, mom, nesterov):
     for i in range(v.size):
         ov[i], oa[i] = _momentum(v[i], a[i], g[i], lr, mom, nesterov)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_adagrad(v, a, g, ov, oa, lr, update_slots):
     for i in range(v.size):
         ov[i], oa[i] = _adagrad(v[i], a[i], g[i], lr, update_slots)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_adam(v, m, s, g, ov, om, os, alpha, beta1, omb1, omb2, eps, nesterov):
     for i in range(v.size):
         ov[i], om[i], os[i] = _adam(v[i], m[i], s[i], g[i], alpha, beta1, omb1, omb2, eps, nesterov)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_ftrl(v, a, lin, g, ov, oa, olin, lr, l1, two_l2, two_shrink, neg_power, half, mul_lr, zero):
     for i in range(v.size):
         ov[i], oa[i], olin[i] = _ftrl(v[i], a[i], lin[i], g[i], lr, l1, two_l2, two_shrink, neg_power, half,
                                       mul_lr, zero)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_rmsprop(v, ms, mom, g, ov, oms, omom, lr, omr, momentum, eps):
     for i in range(v.size):
         ov[i], oms[i], omom[i] = _rmsprop(v[i], ms[i], mom[i], g[i], lr, omr, momentum, eps)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_centered_rmsprop(v, mg, ms, mom, g, ov, omg, oms, omom, lr, omr, momentum, eps):
     for i in range(v.size):
         ov[i], omg[i], oms[i], omom[i] = _centered_rmsprop(v[i], mg[i], ms[i], mom[i], g[i], lr, omr, momentum,
                                                             eps)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def dense_adadelta(v, a, au, g, ov, oa, oau, lr, rho, omr, eps):
     for i in range(v.size):
         ov[i], oa[i], oau[i] = _adadelta(v[i], a[i], au[i], g[i], lr, rho, omr, eps)
 
 
 # ---------------------------------------------------------------------- sparse loops: 2-D buffers updated in place
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_proximal_gd(v, g, idx, lr, thr, denom, zero):
     for r in range(idx.size):
         j = idx[r]
@@ -178,7 +179,7 @@ def sparse_proximal_gd(v, g, idx, lr, thr, denom, zero):
             v[j, c] = _proximal_gd(v[j, c], g[r, c], lr, thr, denom, zero)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_momentum(v, a, g, idx, lr, mom, nesterov):
     for r in range(idx.size):
         j = idx[r]
@@ -186,7 +187,7 @@ def sparse_momentum(v, a, g, idx, lr, mom, nesterov):
             v[j, c], a[j, c] = _momentum(v[j, c], a[j, c], g[r, c], lr, mom, nesterov)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_adagrad(v, a, g, idx, lr, update_slots):
     for r in range(idx.size):
         j = idx[r]
@@ -194,7 +195,7 @@ def sparse_adagrad(v, a, g, idx, lr, update_slots):
             v[j, c], a[j, c] = _adagrad(v[j, c], a[j, c], g[r, c], lr, update_slots)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_ftrl(v, a, lin, g, idx, lr, l1, two_l2, two_shrink, neg_power, half, mul_lr, zero):
     for r in range(idx.size):
         j = idx[r]
@@ -203,7 +204,7 @@ def sparse_ftrl(v, a, lin, g, idx, lr, l1, two_l2, two_shrink, neg_power, half, 
                                                 neg_power, half, mul_lr, zero)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_rmsprop(v, ms, mom, g, idx, lr, omr, momentum, eps):
     for r in range(idx.size):
         j = idx[r]
@@ -211,7 +212,7 @@ def sparse_rmsprop(v, ms, mom, g, idx, lr, omr, momentum, eps):
             v[j, c], ms[j, c], mom[j, c] = _rmsprop(v[j, c], ms[j, c], mom[j, c], g[r, c], lr, omr, momentum, eps)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_centered_rmsprop(v, mg, ms, mom, g, idx, lr, omr, momentum, eps):
     for r in range(idx.size):
         j = idx[r]
@@ -220,7 +221,7 @@ def sparse_centered_rmsprop(v, mg, ms, mom, g, idx, lr, omr, momentum, eps):
                                                                        g[r, c], lr, omr, momentum, eps)
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sparse_adadelta(v, a, au, g, idx, lr, rho, omr, eps):
     for r in range(idx.size):
         j = idx[r]
@@ -229,7 +230,7 @@ def sparse_adadelta(v, a, au, g, idx, lr, rho, omr, eps):
 
 
 # ---------------------------------------------------------------------- duplicate indices
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def sum_rows(g, inverse, out):
     """``out[inverse[r]] += g[r]`` for every row ``r`` (``out`` zero-filled by the caller)."""
     for r in range(g.shape[0]):
@@ -238,7 +239,7 @@ def sum_rows(g, inverse, out):
             out[j, c] += g[r, c]
 
 
-@numba.njit(**_JIT)
+@cached_njit(**_JIT)
 def copy_rows(dst, src, idx):
     """``dst[idx] = src[idx]`` for 2-D arrays (brings a stale private buffer up to date)."""
     for r in range(idx.size):

@@ -1,7 +1,7 @@
 """Public names of the models layer (re-exported by sparseflow/models.py): Wide&Deep and DeepFM over
 dynamic embedding tables, config files, and the train / evaluate / predict loops of the CLI."""
 
-from sparseflow._src.models.config import Config, load_config, parse_config
+from sparseflow._src.models.config import Config, load_config, model_dir_of, parse_config
 from sparseflow._src.models.deepfm import DeepFM
 from sparseflow._src.models.features import FeatureSpec, ModelInputs, read_table
 from sparseflow._src.models.metrics import binary_metrics, log_loss, roc_auc
@@ -9,5 +9,5 @@ from sparseflow._src.models.trainer import build_model, evaluate, load_inputs, p
 from sparseflow._src.models.wide_deep import ModelGraph, WideDeep
 
 __all__ = ["Config", "DeepFM", "FeatureSpec", "ModelGraph", "ModelInputs", "WideDeep", "binary_metrics",
-           "build_model", "evaluate", "load_config", "load_inputs", "log_loss", "parse_config", "predict",
-           "read_table", "roc_auc", "train"]
+           "build_model", "evaluate", "load_config", "load_inputs", "log_loss", "model_dir_of", "parse_config",
+           "predict", "read_table", "roc_auc", "train"]

@@ -15,7 +15,8 @@ Sections (see ``configs/adult_wide_deep.toml`` for a complete example)::
                 truncated normal; default 1/sqrt(dim)), hidden_units, dropout (training only), l2,
                 admission, wide_optimizer, deep_optimizer, dense_optimizer (tables {type = "ftrl",
                 learning_rate = 0.1, ...})
-    [train]     epochs, batch_size, eval_batch_size, seed, model_dir, shuffle
+    [train]     epochs, batch_size, eval_batch_size, seed, shuffle, model_dir (checkpoints; relative to the
+                working directory; default ``sparseflow_runs/<config name>``, see :func:`model_dir_of`)
 
 Example:
     >>> cfg = load_config("adult_wide_deep")
@@ -31,11 +32,12 @@ import tomllib
 
 from sparseflow._src.models.features import FeatureSpec
 
-__all__ = ["Config", "load_config", "parse_config", "CONFIG_DIR", "BUNDLED_DATA"]
+__all__ = ["Config", "load_config", "parse_config", "model_dir_of", "CONFIG_DIR", "BUNDLED_DATA", "RUNS_DIR"]
 
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
-BUNDLED_DATA = {"@adult": os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                       "data", "adult")}
+BUNDLED_DATA = {"@adult": os.path.join(PACKAGE_DIR, "data", "adult")}
+RUNS_DIR = "sparseflow_runs"  # default parent of model directories, in the working directory
 _DATA_KEYS = {"columns", "label", "positive", "delimiter", "skip_initial_space", "comment_prefix", "train", "eval",
               "data_dir"}
 _FEATURE_KEYS = {"numeric", "log1p", "categorical", "buckets", "log_buckets", "crosses", "wide", "deep", "missing",
@@ -56,11 +58,61 @@ class Config:
     read_options: dict
     source: str = "<dict>"
 
+    @property
+    def name(self) -> str:
+        """The config file's name without extension (``adult_wide_deep``); the model type for a
+        config built from a dict."""
+        if self.source == "<dict>":
+            return self.model["type"]
+        return os.path.splitext(os.path.basename(self.source))[0]
+
+
+def model_dir_of(cfg: Config, model_dir: str | None = None) -> str:
+    """The absolute model directory of a run: ``model_dir``, else the config's ``[train] model_dir``,
+    else ``sparseflow_runs/<config name>``; relative paths are taken from the working directory (as
+    a TensorFlow Estimator's ``model_dir``). A directory inside the installed package is refused.
+
+    Example:
+        >>> os.path.relpath(model_dir_of(load_config("adult_wide_deep")))
+        'sparseflow_runs/adult_wide_deep'
+    """
+    path = os.path.abspath(os.path.expanduser(model_dir or cfg.train.get("model_dir") or
+                                              os.path.join(RUNS_DIR, cfg.name)))
+    package = os.path.realpath(PACKAGE_DIR)
+    if os.path.commonpath([os.path.realpath(path), package]) == package:
+        raise ValueError(f"model_dir {path} is inside the installed sparseflow package ({package}); "
+                         "give a directory of your own (--model-dir DIR or [train] model_dir)")
+    return path
+
 
 def _check_keys(section, table, allowed):
     unknown = set(table) - allowed
     if unknown:
         raise ValueError(f"config [{section}]: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+
+
+def _int_at_least(section, key, value, low):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"config [{section}] {key} must be an integer >= {low}, got {value!r}")
+
+
+def _check_values(model, train):
+    """Values the run divides by, loops over or sizes arrays with: refused here, not as a traceback later."""
+    for key, low in (("epochs", 0), ("batch_size", 1), ("eval_batch_size", 1), ("seed", 0)):
+        _int_at_least("train", key, train[key], low)
+    if not isinstance(train["shuffle"], bool):
+        raise ValueError(f"config [train] shuffle must be true or false, got {train['shuffle']!r}")
+    if "embedding_dim" in model:
+        _int_at_least("model", "embedding_dim", model["embedding_dim"], 1)
+    units = model.get("hidden_units", [])
+    if not isinstance(units, list):
+        raise ValueError(f"config [model] hidden_units must be a list of layer sizes, got {units!r}")
+    for u in units:
+        _int_at_least("model", "hidden_units", u, 1)
+    for key, high in (("dropout", 1.0), ("l2", float("inf")), ("embedding_stddev", float("inf"))):
+        v = model.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < high):
+            raise ValueError(f"config [model] {key} must be a number in [0, {high}), got {v!r}")
 
 
 def _paths(value, base):
@@ -104,6 +156,7 @@ def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, so
     train.setdefault("eval_batch_size", 4096)
     train.setdefault("seed", 0)
     train.setdefault("shuffle", True)
+    _check_values(model, train)
     return Config(spec, _paths(data["train"], base), _paths(data.get("eval"), base), model, train, read_options,
                   source)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 import os
 
 import numpy as np
@@ -47,13 +48,16 @@ class ModelInputs:
         return ModelInputs(self.wide[idx], self.deep[idx], self.numeric[idx], self.label[idx])
 
 
-def read_table(paths, columns, delimiter=",", skip_initial_space=False, comment_prefix=None) -> dict:
+def read_table(paths, columns, delimiter=",", skip_initial_space=False, comment_prefix=None, numeric=(),
+               missing=("", "?")) -> dict:
     """Columns (lists of stripped strings) of delimited text files without a header; blank lines and
-    lines starting with ``comment_prefix`` are skipped; a row of another width is an error."""
+    lines starting with ``comment_prefix`` are skipped; a row of another width is an error, and so is
+    a field of a ``numeric`` column that is neither ``missing`` nor a finite number."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out = {c: [] for c in columns}
     cols = [out[c] for c in columns]
+    checks = [(j, c) for j, c in enumerate(columns) if c in set(numeric)]
     for path in paths:
         with open(path, newline="") as f:
             for lineno, rec in enumerate(csv.reader(f, delimiter=delimiter, skipinitialspace=skip_initial_space),
@@ -64,7 +68,21 @@ def read_table(paths, columns, delimiter=",", skip_initial_space=False, comment_
                     raise ValueError(f"{path}:{lineno}: expected {len(cols)} fields, got {len(rec)}: {rec!r:.120}")
                 for col, v in zip(cols, rec):
                     col.append(v.strip())
+                for j, name in checks:
+                    _check_number(cols[j][-1], missing, path, lineno, name)
     return out
+
+
+def _check_number(text, missing, path, lineno, column):
+    if text in missing:
+        return
+    try:
+        ok = math.isfinite(float(text))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{path}:{lineno}: column {column!r}: {text!r} is not a finite number; write a number, "
+                         f"or leave the field empty for a missing value")
 
 
 def _keys(strings: list) -> np.ndarray:

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.op_def import register_op
@@ -72,6 +73,10 @@ def _as_op(x) -> Operation:
     raise TypeError(f"Expected an Operation or Tensor in group(), got {x!r}")
 
 
+def _on_device(g, dev):
+    return g.device(dev) if dev else contextlib.nullcontext()
+
+
 def group(*inputs, **kwargs) -> Operation:
     """An op that runs after all ``inputs``; it has no outputs."""
     name = kwargs.pop("name", None)
@@ -97,12 +102,14 @@ def group(*inputs, **kwargs) -> Operation:
         by_device: dict[str, list] = {}
         for op in flat:
             by_device.setdefault(op.device, []).append(op)
+        # One NoOp per device of the inputs, placed there (an unplaced input adds no device).
         if len(by_device) <= 1:
-            with g.control_dependencies(flat):
+            dev = next(iter(by_device), "")
+            with _on_device(g, dev), g.control_dependencies(flat):
                 return no_op(name=scope)
         deps = []
         for dev in sorted(by_device):
-            with g.device(dev or None), g.control_dependencies(by_device[dev]):
+            with _on_device(g, dev), g.control_dependencies(by_device[dev]):
                 deps.append(no_op())
         with g.control_dependencies(deps):
             return no_op(name=scope)
@@ -123,7 +130,7 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's public 
                     out.append(group(t))
             else:
                 t = convert_to_tensor(t)
-                with g.control_dependencies([gate]):
-                    out.append(identity(t))
+                with g.colocate_with(t.op), g.control_dependencies([gate]):
+                    out.append(identity(t, name="control_dependency"))
         del scope
         return out

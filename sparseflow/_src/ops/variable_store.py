@@ -2,7 +2,8 @@
 reuse checks, default initializers and regularization losses of TF1's ``_VariableStore``.
 
 ``variable_scope.py`` holds the scopes and the public functions; this module only creates and
-finds variables.
+finds variables. With a partitioner a variable is made as shards ``<name>/part_<i>`` (see
+partitioned_variables.py for the shard sizes) returned together as a PartitionedVariable.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ import inspect
 
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
+from sparseflow._src.framework.operation import Tensor
+from sparseflow._src.framework.tensor_conversion import convert_to_tensor
 from sparseflow._src.framework.tensor_shape import as_shape
 from sparseflow._src.ops import init_ops
+from sparseflow._src.ops import partitioned_variables as pv
+from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.variables import Variable, init_scope
 
 
@@ -69,6 +74,7 @@ class _VariableStore:
 
     def __init__(self):
         self._vars: dict = {}
+        self._partitioned_vars: dict = {}
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=None, collections=None, caching_device=None, partitioner=None, validate_shape=True,
@@ -83,10 +89,15 @@ class _VariableStore:
                         validate_shape=True, use_resource=None, constraint=None,
                         synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE):
             is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
+            partitioned_args = (name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
+                                caching_device, validate_shape, constraint, synchronization, aggregation)
             if partitioner is not None and not is_scalar:
-                raise NotImplementedError(
-                    f"Partitioned variables are not supported by sparseflow (variable {name} was given the "
-                    f"partitioner {partitioner!r}); large sparse tables belong in sparseflow's embedding tables.")
+                if not callable(partitioner):
+                    raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
+                with get_default_graph().name_scope(None):
+                    return self._get_partitioned_variable(partitioner, *partitioned_args)
+            if reuse is True and partitioner is None and name in self._partitioned_vars:
+                return self._get_partitioned_variable(None, *partitioned_args)
             if f"{name}/part_0" in self._vars:
                 raise ValueError(f"No partitioner was provided, but a partitioned version of the variable was "
                                  f"found: {name}/part_0. Perhaps a variable of the same name was already created "
@@ -106,6 +117,80 @@ class _VariableStore:
         if "constraint" in names or has_kwargs:
             kwargs["constraint"] = constraint
         return custom_getter(getter=true_getter, **kwargs)
+
+    def _get_partitioned_variable(self, partitioner, name, shape, dtype, initializer, regularizer, reuse,
+                                  trainable, collections, caching_device, validate_shape, constraint,
+                                  synchronization, aggregation):
+        """The PartitionedVariable ``name`` (shards ``name/part_<i>``), found or created."""
+        if name in self._vars:
+            raise ValueError(f"A partitioner was provided, but an unpartitioned version of the variable was found: "
+                             f"{name}.  Perhaps a variable of the same name was already created without "
+                             f"partitioning?")
+        dtype = dtypes.as_dtype(dtype)
+        shape = as_shape(shape)
+        from_tensor = isinstance(initializer, Tensor)
+        if from_tensor:
+            shape = shape.merge_with(initializer.get_shape())
+        partitions = None
+        if not reuse or partitioner:
+            partitions = pv.call_partitioner(partitioner, shape, dtype, name)
+        if name in self._partitioned_vars:
+            return self._existing_partitioned(name, shape, dtype, partitions, reuse)
+        if reuse is True:
+            raise ValueError(f"PartitionedVariable {name} does not exist, or was not created with tf.get_variable(). "
+                             f"Did you mean to set reuse=False or reuse=tf.AUTO_REUSE in VarScope?")
+        slice_dim, num_slices = pv.slice_dim_and_count(partitions)
+        if f"{name}/part_0" in self._vars:
+            if f"{name}/part_{num_slices - 1}" not in self._vars:
+                raise ValueError(f"Partitioner returned a different partitioning than what was already found.  "
+                                 f"Partitioner returned {num_slices} shards, and shard {name}/part_0 was found, but "
+                                 f"{name}/part_{num_slices - 1} was not.")
+            if f"{name}/part_{num_slices}" in self._vars:
+                raise ValueError(f"Partitioner returned a different partitioning than what was already found.  "
+                                 f"Partitioner returned {num_slices} shards, and shard {name}/part_0 was found, but "
+                                 f"so was the extra shard {name}/part_{num_slices}.")
+        g = get_default_graph()
+        shards = []
+        for i, (offset, part_shape) in enumerate(pv.iter_slices(shape.as_list(), num_slices, slice_dim)):
+            info = pv.PartitionInfo(full_shape=shape.as_list(), var_offset=offset)
+            part_name = f"{name}/part_{i}"
+            with g.name_scope(part_name + "/PartitionedInitializer"):
+                if initializer is None:
+                    init, init_shape = _default_initializer(name, dtype), part_shape
+                elif callable(initializer):
+                    init, init_shape = initializer, part_shape
+                else:  # a value: each shard gets its slice
+                    from sparseflow._src.ops import array_slice_ops
+
+                    value = initializer if from_tensor else convert_to_tensor(initializer, dtype=dtype)
+                    init, init_shape = array_slice_ops.slice(value, offset, part_shape), None
+                    dtype = init.dtype.base_dtype
+            with g.name_scope(None):
+                var = self._get_single_variable(part_name, init_shape, dtype, init, regularizer, reuse, trainable,
+                                                collections, caching_device, validate_shape, constraint,
+                                                synchronization, aggregation, partition_info=info)
+            var._set_save_slice_info(Variable.SaveSliceInfo(name, shape.as_list(), offset, part_shape))
+            shards.append(var)
+        result = PartitionedVariable(name=name, shape=shape, dtype=dtype, variable_list=shards,
+                                     partitions=partitions)
+        self._partitioned_vars[name] = result
+        return result
+
+    def _existing_partitioned(self, name, shape, dtype, partitions, reuse):
+        if reuse is False:
+            raise ValueError(f"Partitioned variable with name {name} already exists. Did you mean to set reuse=True "
+                             f"or reuse=tf.AUTO_REUSE in VarScope?")
+        found = self._partitioned_vars[name]
+        if not shape.is_compatible_with(found.get_shape()):
+            raise ValueError(f"Trying to reuse partitioned variable {name}, but specified shape {shape} and found "
+                             f"shape {found.get_shape()}.")
+        if not dtype.is_compatible_with(found.dtype):
+            raise ValueError(f"Trying to reuse partitioned variable {name}, but specified dtype {dtype.name} and "
+                             f"found dtype {found.dtype.name}.")
+        if partitions is not None and found._get_partitions() != partitions:
+            raise ValueError(f"Trying to reuse partitioned variable {name}, but specified partitions {partitions} "
+                             f"and found partitions {found._get_partitions()}.")
+        return found
 
     def _get_single_variable(self, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
                              caching_device, validate_shape, constraint, synchronization, aggregation,

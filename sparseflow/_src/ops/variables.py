@@ -137,9 +137,14 @@ class Variable(metaclass=_VariableMeta):
             g = get_default_graph()
             with g.name_scope(name if name else "Variable") as scope:
                 if init_from_fn:
-                    with g.name_scope("Initializer"):
+                    # As in TensorFlow: the initializer ops ignore the device scopes and are colocated
+                    # with the variable (made next), so a variable on a ps is initialized on that ps.
+                    first_new = len(g._nodes_in_order)
+                    with g.name_scope("Initializer"), g.device(None):
                         self._initial_value = convert_to_tensor(initial_value(), name="initial_value",
                                                                 dtype=dtype)
+                    for op in g._nodes_in_order[first_new:]:
+                        op._attrs.setdefault("_class", [f"loc:@{scope[:-1]}"])
                 else:
                     self._initial_value = convert_to_tensor(initial_value, name="initial_value", dtype=dtype)
                     if getattr(self._initial_value.graph, "outer_graph", None) is not None:

@@ -147,7 +147,9 @@ class _ArrayKey:
 
     def __init__(self, arr: np.ndarray):
         self.arr = arr
-        if arr.dtype == object:
+        if arr.ndim and arr.size > 1 and not any(arr.strides):  # one value broadcast: never expanded
+            body = ("fill", repr(arr[(0,) * arr.ndim]))
+        elif arr.dtype == object:
             body = repr(arr.reshape(-1).tolist()).encode()
         else:
             body = hashlib.blake2b(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data,
@@ -163,6 +165,9 @@ class _ArrayKey:
         a, b = self.arr, other.arr
         if a.dtype != b.dtype or a.shape != b.shape:
             return False
+        fills = [x.ndim and x.size > 1 and not any(x.strides) for x in (a, b)]
+        if any(fills):
+            return all(fills) and self._hash == other._hash and a[(0,) * a.ndim] == b[(0,) * b.ndim]
         if a.dtype == object:
             return a.reshape(-1).tolist() == b.reshape(-1).tolist()
         return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()

@@ -29,7 +29,19 @@ def run_pipeline(ir: GraphIR, ctx: PassContext, passes=None, verify: bool = Fals
             continue
         t0 = time.perf_counter()
         before = len(ir)
-        ir = fn(ir, ctx)
+        try:
+            ir = fn(ir, ctx)
+        except MemoryError as e:
+            from sparseflow._src.framework import errors
+
+            raise errors.ResourceExhaustedError(None, None, f"Out of memory in graph pass '{name}' (a constant or "
+                                                            f"folded value is too large): {e}") from None
+        except OverflowError as e:
+            from sparseflow._src.framework import errors
+
+            raise errors.InvalidArgumentError(None, None, f"Graph pass '{name}': a value does not fit its dtype "
+                                                          f"(e.g. a dimension beyond int32 in an int32 shape): "
+                                                          f"{e}") from None
         if verify:
             ir.topological_order()
         ctx.log.append((name, before, len(ir), (time.perf_counter() - t0) * 1e3))

@@ -81,7 +81,10 @@ def _neutral(value, which: str):
         sides = {"right": [(0, 1)], "left": [(1, 0)], "both": [(0, 1), (1, 0)]}[which]
         for xi, ci in sides:
             c = const_value(ir, data[ci])
-            if c is None or c.dtype == object or c.size == 0 or not np.all(c == value):
+            if c is None or c.dtype == object or c.size == 0:
+                continue
+            one = c[(0,) * c.ndim] if c.ndim and not any(c.strides) else c  # a broadcast fill: its one value
+            if not np.all(one == value):
                 continue
             x = data[xi]
             if _broadcasts_into(c, tensor_shape(ir, x)):

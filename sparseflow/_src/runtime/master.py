@@ -116,13 +116,19 @@ class ClientGraph:
         m = self.master
         worker = m.env.local_worker
         step_id = new_step_id()
-        if not self.remote:
-            try:
-                return worker.run_graph(m.handle, self.local.graph_handle, step_id, feeds, deadline, run_options,
-                                        stats, pool)
-            finally:
-                worker.cleanup_graph(step_id)
-        return self._run_tasks(step_id, feeds, deadline, run_options, stats, pool)
+        m.live_steps.add(step_id)
+        try:
+            if m._closed:  # closed while this run was starting
+                raise errors.CancelledError(None, None, "Session has been closed.")
+            if not self.remote:
+                try:
+                    return worker.run_graph(m.handle, self.local.graph_handle, step_id, feeds, deadline, run_options,
+                                            stats, pool)
+                finally:
+                    worker.cleanup_graph(step_id)
+            return self._run_tasks(step_id, feeds, deadline, run_options, stats, pool)
+        finally:
+            m.live_steps.discard(step_id)
 
     def _run_tasks(self, step_id, feeds, deadline, run_options, stats, pool) -> list:
         m = self.master
@@ -180,6 +186,7 @@ class MasterSession:
         self._lock = threading.RLock()
         self._closed = False
         self._pending_cleanups: dict[str, list[int]] = {}
+        self.live_steps: set[int] = set()  # steps in flight: close() cancels them on every task
         env.local_worker.create_worker_session(handle, getattr(source, "graph", None))
 
     # ------------------------------------------------------------------ compile
@@ -249,6 +256,12 @@ class MasterSession:
         partition_irs = {d: GraphIR(ns, ir.library, ir.versions) for d, ns in sorted(parts.items())}
         return ClientGraph(self, local, remote, worker.graph(self.handle, gh), explain_text(ir, ctx), partition_irs)
 
+    def list_devices(self) -> list:
+        """The devices this master knows: its own task's, and those of the tasks it has reached."""
+        from sparseflow._src.runtime.worker import DeviceAttributes
+
+        return [DeviceAttributes(n, "CPU", 0, inc) for n, inc in sorted(self.env.incarnations().items())]
+
     # ------------------------------------------------------------------ steps and lifecycle
     def take_cleanups(self) -> dict[str, list[int]]:
         with self._lock:
@@ -271,12 +284,21 @@ class MasterSession:
             self._closed = True
             graphs, self._graphs = list(self._graphs.values()), {}
             cleanups, self._pending_cleanups = self._pending_cleanups, {}
+            live = list(self.live_steps)
+        closed = errors.CancelledError(None, None, "Session has been closed.")
+        tasks = {p.task: p.worker for g in graphs for p in g.remote}
+        for step_id in live:  # a kernel blocked in one (a dequeue, a take_grad) raises CancelledError
+            self.env.local_worker.cleanup_graph(step_id, closed)
+            for iface in tasks.values():
+                try:
+                    iface.cleanup_graph_async(step_id, closed)
+                except errors.OpError:
+                    pass
         for t, ids in cleanups.items():
             try:
                 self.env.worker(t).cleanup_steps_async(ids)
             except errors.OpError:
                 pass
-        tasks = {p.task: p.worker for g in graphs for p in g.remote}
         for iface in tasks.values():
             try:
                 iface.delete_worker_session_async(self.handle)

@@ -318,18 +318,20 @@ class Plan:
             for p, k in st.inputs:
                 if p >= 0 and (p, k) not in fetched:
                     uses[(p, k)] = uses.get((p, k), 0) + 1
-        lock = threading.Lock()
+        lock = threading.Condition()
         done = threading.Event()
         remaining = [len(self.steps)]
-        failure: list = []
+        failure: list = []  # (error, found by a check before the kernel ran)
+        inflight = [0]  # kernels running on pool threads
 
-        def fail(st: Step, e: BaseException):
+        def fail(st: Step, e: BaseException, checked: bool = False):
             with lock:
-                failure.append(kernel_error(st.node, e))
+                failure.append((kernel_error(st.node, e), checked))
+                first = failure[0][0]
             if ctx is not None:
                 ctx.cancelled.set()
                 if ctx.rendezvous is not None:
-                    ctx.rendezvous.abort(failure[0])
+                    ctx.rendezvous.abort(first)
             done.set()
 
         def execute(st: Step):
@@ -338,6 +340,20 @@ class Plan:
             try:
                 if ctx is not None:
                     ctx.check(st.node)
+            except BaseException as e:
+                fail(st, e, checked=True)
+                return
+            with lock:
+                inflight[0] += 1
+            try:
+                run_kernel(st)
+            finally:
+                with lock:
+                    inflight[0] -= 1
+                    lock.notify_all()
+
+        def run_kernel(st: Step):
+            try:
                 start_async = getattr(st.compute, "start_async", None)
                 if start_async is not None and ctx is not None:
                     # An asynchronous kernel (a _Recv) holds no pool thread while it waits.
@@ -396,7 +412,12 @@ class Plan:
             raise errors.DeadlineExceededError(None, None, "Timed out waiting for the step to finish "
                                                            "(RunOptions.timeout_in_ms).")
         if failure:
-            raise failure[0]
+            # Let the kernels still running see the cancellation, then report the error of a kernel
+            # that ran (a queue op that was waiting) rather than that of a check before another op.
+            with lock:
+                lock.wait_for(lambda: inflight[0] == 0, timeout=30.0)
+                ran = [e for e, checked in failure if not checked]
+                raise (ran or [failure[0][0]])[0]
         return [_deref(feeds[-1 - p] if p < 0 else values[(p, k)]) if d else
                 (feeds[-1 - p] if p < 0 else values[(p, k)]) for (p, k), d in self.fetches]
 

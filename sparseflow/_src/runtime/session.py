@@ -117,8 +117,7 @@ class BaseSession:
         return self._worker.devices
 
     def list_devices(self):
-        return self._master.list_devices() if hasattr(self._master, "list_devices") else \
-            self._worker.get_status()
+        return self._master.list_devices()
 
     # ------------------------------------------------------------------ lifecycle
     def close(self):

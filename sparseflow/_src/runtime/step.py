@@ -71,6 +71,8 @@ class WorkerRendezvous:
             with self._lock:
                 if holder:
                     self._pending.discard(holder[0])
+            if err is not None and self.local.aborted is not None:
+                err = self.local.aborted  # a pull cancelled by the step's abort reports the step's error
             callback(value, err)
 
         cancel = self._remote(src).recv_tensor_async(self.step_id, key, done)

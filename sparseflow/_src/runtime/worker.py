@@ -157,6 +157,8 @@ class Worker:
             return graph.run(list(feeds), step, deadline, self.session(handle), run_options, stats, pool)
         except BaseException as e:
             step.abort(e)
+            if isinstance(step.error, errors.CancelledError) and isinstance(e, errors.OpError):
+                raise  # a cancelled step: the kernel's own error names the op that was waiting
             raise step.error from None
         finally:
             step.running -= 1

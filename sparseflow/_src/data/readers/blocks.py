@@ -12,13 +12,13 @@ import concurrent.futures as cf
 import dataclasses
 import os
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from sparseflow._src.data.readers import coerce
 from sparseflow._src.data.readers.policy import BadRecord, BadRecordPolicy, CorruptFileError, DataError
 from sparseflow._src.data.readers.schema import Schema
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 
 @dataclasses.dataclass
@@ -128,9 +128,16 @@ def coerce_block(raw: RawBlock, schema: Schema, policy: BadRecordPolicy, post=No
         found.sort(key=lambda f: f[0])
         rows = sorted({f[0] for f in found})
         where = dict(zip(rows, raw.locate(rows)))
+        skipped = {}  # a dropped row is one bad record, its other bad values listed with it
         for r, name, text, why, action in found:
             line, row, record = where[r]
-            bad.append((BadRecord(raw.path, line, row, name, why, text, record), action))
+            if action == "skip" and r in skipped:
+                skipped[r].also.append((name, why, text))
+                continue
+            rec = BadRecord(raw.path, line, row, name, why, text, record)
+            if action == "skip":
+                skipped[r] = rec
+            bad.append((rec, action))
         bad.sort(key=lambda b: _order_key(b[0]))
     if bad and policy is BadRecordPolicy.ERROR:
         raise DataError(bad[0][0])
@@ -199,7 +206,7 @@ _LOW7 = np.uint64(0x7f7f7f7f7f7f7f7f)
 _HIGH = np.uint64(0x8080808080808080)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _scan(a, head, byte):
     """(occurrences of ``byte``, OR of all bytes) of ``a``, 8 bytes at a time from ``a[head:]``
     (``head`` aligns the words): a byte equal to ``byte`` is a zero byte of ``word ^ pattern``,
@@ -225,7 +232,7 @@ def _scan(a, head, byte):
     return n, acc
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _find_newline(a, lo, hi, backwards):
     """Index of the last (``backwards``) or first newline in ``a[lo:hi]``, or -1."""
     if backwards:

@@ -9,10 +9,10 @@ clean data never pays for error reporting. The rules are written in ``schema.py`
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import math
 import re
 
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,12 +21,15 @@ from sparseflow._src.data.readers import hashing
 from sparseflow._src.data.readers.policy import text_of
 from sparseflow._src.data.readers.schema import NUMERIC_DTYPES, Column
 from sparseflow._src.framework.sparse_tensor import SparseTensorValue
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _FLOAT_RE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 _INT_RE = re.compile(r"[+-]?\d+")
 _INF_RE = re.compile(r"[+-]?inf(inity)?", re.IGNORECASE)
 _BLANKS = " \t"
-_RANGES = {np.dtype(np.int32): (-(2**31), 2**31 - 1), np.dtype(np.int64): (-(2**63), 2**63 - 1)}
+_RANGES = {np.dtype(np.int32): (-(2**31), 2**31 - 1), np.dtype(np.int64): (-(2**63), 2**63 - 1),
+           np.dtype(np.uint32): (0, 2**32 - 1), np.dtype(np.uint64): (0, 2**64 - 1)}
+_MAX_DIGITS = 40  # an integral decimal text longer than this is out of every integer range
 _F32_MAX = float(np.finfo(np.float32).max)
 _NO_BITS = np.zeros(8, np.uint8)
 
@@ -128,7 +131,7 @@ def text_column(arr: pa.Array, bad: Bad, strip: bool) -> pa.Array:
     return pc.utf8_trim(arr, _BLANKS) if strip else arr
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _fill_nulls(values, validity, has_validity, start, n, default, out):
     if not has_validity:
         for i in range(n):
@@ -139,7 +142,7 @@ def _fill_nulls(values, validity, has_validity, start, n, default, out):
         out[i] = values[j] if (validity[j >> 3] >> (j & 7)) & 1 else default
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _any_inf(values, validity, has_validity, start, n):
     found = False
     for i in range(n):  # (no early exit: vectorized)
@@ -194,6 +197,22 @@ def _mark_missing(arr: pa.Array, nulls: tuple) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- numbers
+def _exact_integer(s: str) -> int:
+    """The integer of a decimal text such as ``9007199254740993.0`` or ``1e3``, read exactly
+    (never through a float); ValueError when it is not an integer."""
+    try:
+        d = decimal.Decimal(s)
+    except decimal.InvalidOperation:
+        raise ValueError("not a number") from None
+    if not d.is_finite():
+        raise ValueError("not an integer")
+    if d.adjusted() >= _MAX_DIGITS:
+        raise ValueError("number out of range")
+    if d != d.to_integral_value():
+        raise ValueError("not an integer")
+    return int(d)
+
+
 def _parse_number(text: str, integer: bool, arrow_type):
     """The number of ``text`` under the rules, or a ValueError with the reason."""
     s = text.strip(_BLANKS)
@@ -205,10 +224,7 @@ def _parse_number(text: str, integer: bool, arrow_type):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
         if _FLOAT_RE.fullmatch(s):
-            f = float(s)
-            if math.isfinite(f) and f == math.floor(f):
-                return int(f)
-            raise ValueError("not an integer")
+            return _exact_integer(s)
         raise ValueError("not a number")
     if _FLOAT_RE.fullmatch(s):
         f = float(s)
@@ -221,10 +237,14 @@ def _parse_number(text: str, integer: bool, arrow_type):
         raise ValueError("not a number") from None
 
 
+def _int_arrow_type(dtype: np.dtype):
+    return pa.uint64() if dtype.kind == "u" else pa.int64()
+
+
 def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
-    integer = dtype.kind == "i"
-    arrow_type = pa.int64() if integer else pa.float64()
-    out = np.zeros(len(texts), np.int64 if integer else np.float64)
+    integer = dtype.kind in "iu"
+    arrow_type = _int_arrow_type(dtype) if integer else pa.float64()
+    out = np.zeros(len(texts), (np.uint64 if dtype.kind == "u" else np.int64) if integer else np.float64)
     lo, hi = _RANGES.get(dtype, (None, None))
     for i, s in enumerate(texts.to_pylist()):
         if skip[i]:
@@ -246,7 +266,7 @@ def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) 
 
 def _numbers_from_text(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
     """Numbers of a string array; ``skip`` (missing rows) is updated with the bad rows."""
-    arrow_type = pa.int64() if dtype.kind == "i" else pa.float64()
+    arrow_type = _int_arrow_type(dtype) if dtype.kind in "iu" else pa.float64()
     try:
         vals = pc.cast(texts, arrow_type).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -257,7 +277,7 @@ def _numbers_from_text(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: 
                 np.isinf(vals) | (np.abs(vals) > _F32_MAX)
         if over[~skip].any():  # inf must be written as inf; a too large number is bad
             return _numbers_slow(texts, dtype, skip, bad)
-    elif dtype != np.int64:
+    elif dtype not in (np.int64, np.uint64):
         lo, hi = _RANGES[dtype]
         if ((vals < lo) | (vals > hi))[~skip].any():
             return _numbers_slow(texts, dtype, skip, bad)
@@ -265,8 +285,33 @@ def _numbers_from_text(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: 
         return np.where(skip, 0, vals).astype(dtype)
 
 
+def _exact_decimals(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
+    """Integers of a decimal array, exactly (Arrow's cast, or value by value when it refuses)."""
+    try:
+        return _numbers_from_numbers(arr.cast(_int_arrow_type(dtype)), dtype, skip, bad)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    lo, hi = _RANGES[dtype]
+    out = np.zeros(len(arr), dtype)
+    for i, v in enumerate(arr.to_pylist()):
+        if skip[i] or v is None:
+            continue
+        if v != v.to_integral_value():
+            bad.add(i, str(v), "not an integer")
+        elif not lo <= int(v) <= hi:
+            bad.add(i, str(v), f"number out of range for {dtype.name}")
+        else:
+            out[i] = int(v)
+            continue
+        skip[i] = True
+    return out
+
+
 def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
     """Numbers of a typed numeric array (JSON, Parquet), under the same range/integrality checks."""
+    integer = dtype.kind in "iu"
+    if pa.types.is_decimal(arr.type) and integer:
+        return _exact_decimals(arr, dtype, skip, bad)
     if pa.types.is_boolean(arr.type) or pa.types.is_decimal(arr.type):
         arr = arr.cast(pa.float64())
     vals = arr.to_numpy(zero_copy_only=False)
@@ -274,11 +319,11 @@ def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad:
         raise TypeError(f"cannot read {arr.type} as {dtype}")
     vals = np.where(skip, 0, vals)
     with np.errstate(invalid="ignore", over="ignore"):
-        if dtype.kind == "i":
+        if integer:
             lo, hi = _RANGES[dtype]
-            if vals.dtype.kind == "f":
-                wrong = ~np.isfinite(vals) | (np.floor(vals) != vals) | (vals < lo) | (vals >= -float(lo))
-            elif vals.dtype == np.uint64:
+            if vals.dtype.kind == "f":  # a float is exactly an integer below 2**63 (2**64) or it is not
+                wrong = ~np.isfinite(vals) | (np.floor(vals) != vals) | (vals < lo) | (vals >= float(hi + 1))
+            elif vals.dtype.kind == "u":
                 wrong = vals > np.uint64(hi)
             else:
                 wrong = (vals < lo) | (vals > hi)
@@ -289,7 +334,7 @@ def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad:
     wrong &= ~skip
     for i in np.flatnonzero(wrong):
         v = vals[i]
-        reason = "not an integer" if dtype.kind == "i" and vals.dtype.kind == "f" and np.isfinite(v) and \
+        reason = "not an integer" if integer and vals.dtype.kind == "f" and np.isfinite(v) and \
             np.floor(v) != v else f"number out of range for {dtype.name}"
         bad.add(i, repr(v.item()), reason)
     skip |= wrong

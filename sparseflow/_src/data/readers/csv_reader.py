@@ -37,7 +37,7 @@ from sparseflow._src.data.readers.policy import BadRecord, text_of
 from sparseflow._src.data.readers.schema import Column, Schema
 
 _FAST_TYPES = {"float32": pa.float32(), "float64": pa.float64(), "int32": pa.int64(), "int64": pa.int64(),
-               "string": pa.string(), "key": pa.string()}
+               "uint32": pa.int64(), "uint64": pa.uint64(), "string": pa.string(), "key": pa.string()}
 
 
 class CsvSource:

@@ -14,19 +14,19 @@ Example:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from sparseflow._src.data.readers.schema import MISSING_KEY
 from sparseflow._src.kernels.farmhash import _cat64_arrays, _hash64, _len0to16, bucket_packed, fingerprint64
+from sparseflow._src.kernels.jit_cache import cached_njit
 
 _EMPTY = np.zeros(8, np.uint8)
 
 
 # numba caches this loop with the farmhash building blocks compiled in, and invalidates the cache
 # only when this file changes: edit this file when their code changes.
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _hash_arrow(data, offsets, validity, has_validity, start, n, missing, out):
     for i in range(n):
         j = start + i

@@ -5,10 +5,14 @@ the schema, so numbers written as strings, ``"12"``, are read like ``12``). When
 piece (a malformed line, a field whose type changes between lines, more than one object on a
 line), the piece is parsed line by line with Python's ``json``: malformed lines become bad
 records with their line numbers, and values of mixed types are all read through their text.
+A piece where Arrow read an integer column's numbers as floats (a value beyond int64 makes the
+whole column double) is parsed line by line too, so that integers stay exact: there numbers
+keep their decimal text (``json`` with ``parse_float=Decimal``; its integers are exact).
 """
 
 from __future__ import annotations
 
+import decimal
 import io
 import json
 
@@ -17,7 +21,7 @@ import pyarrow.json as pajson
 
 from sparseflow._src.data.readers.blocks import RawBlock, line_pieces, open_stream
 from sparseflow._src.data.readers.policy import BadRecord, text_of
-from sparseflow._src.data.readers.schema import Schema
+from sparseflow._src.data.readers.schema import NUMERIC_DTYPES, Schema
 
 
 class JsonSource:
@@ -66,9 +70,11 @@ def _parse(piece: bytes, first_line: int, path: str, schema: Schema) -> RawBlock
             table = None
     except pa.ArrowInvalid:
         table = None
-    if table is None or any(_inferred_temporal(table.schema.field(c.file_name).type) for c in schema
-                            if c.file_name in table.column_names):
-        # Arrow infers timestamps from date-like strings: take such pieces' text as written
+    if table is None or any(_inferred_temporal(t) or _integers_as_floats(c, t) for c in schema
+                            if c.file_name in table.column_names
+                            for t in [table.schema.field(c.file_name).type]):
+        # Arrow infers timestamps from date-like strings, and makes a column of integers with one
+        # beyond int64 double: take such pieces' text as written
         return _parse_slow(piece, first_line, path, schema)
     columns = {}
     for col in schema:
@@ -81,6 +87,12 @@ def _inferred_temporal(t) -> bool:
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         t = t.value_type
     return pa.types.is_temporal(t)
+
+
+def _integers_as_floats(col, t) -> bool:
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        t = t.value_type
+    return col.dtype in NUMERIC_DTYPES and col.value_dtype.kind in "iu" and pa.types.is_floating(t)
 
 
 def _validated(arr):
@@ -102,10 +114,15 @@ def _locator(records, first_line):
     return locate
 
 
-def _text(v):
-    """A JSON value as the text the coercion rules read (floats as Arrow writes them, bools as 1/0)."""
+def _text(v, numeric=False):
+    """A JSON value as the text the coercion rules read (bools as 1/0; a number with a fraction or
+    an exponent as written for a numeric column, else as Arrow writes the float)."""
     if v is None or isinstance(v, str):
         return v
+    if isinstance(v, decimal.Decimal):
+        if numeric:
+            return str(v)
+        v = float(v)
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, float):
@@ -119,7 +136,7 @@ def _parse_slow(piece: bytes, first_line: int, path: str, schema: Schema) -> Raw
         line = first_line + i
         raw = ln.rstrip(b"\r")
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            obj = json.loads(raw.decode("utf-8"), parse_float=decimal.Decimal)
         except UnicodeDecodeError as e:
             structural.append(BadRecord(path, line, None, None, "invalid UTF-8", text_of(raw[max(0, e.start - 20):
                                                                                                 e.end + 20]),
@@ -136,7 +153,7 @@ def _parse_slow(piece: bytes, first_line: int, path: str, schema: Schema) -> Raw
                        (isinstance(obj.get(c.file_name), list) and not c.multi_valued)), None)
         if nested is not None:
             structural.append(BadRecord(path, line, None, nested.name, "a nested value where a single value is "
-                                        "expected", json.dumps(obj.get(nested.file_name)), text_of(raw)))
+                                        "expected", json.dumps(obj.get(nested.file_name), default=str), text_of(raw)))
             continue
         good.append((i, ln, obj))
     columns = {}
@@ -144,10 +161,11 @@ def _parse_slow(piece: bytes, first_line: int, path: str, schema: Schema) -> Raw
         vals = [obj.get(col.file_name) for _, _, obj in good]
         if all(v is None for v in vals):
             continue
+        num = col.dtype in NUMERIC_DTYPES
         if col.multi_valued and any(isinstance(v, list) for v in vals):
-            texts = [[_text(x) for x in v] if isinstance(v, list) else None if v is None else
-                     _text(v).split(col.delimiter) for v in vals]
+            texts = [[_text(x, num) for x in v] if isinstance(v, list) else None if v is None else
+                     _text(v, num).split(col.delimiter) for v in vals]
             columns[col.name] = pa.array(texts, pa.list_(pa.string()))
         else:
-            columns[col.name] = pa.array([_text(v) for v in vals], pa.string())
+            columns[col.name] = pa.array([_text(v, num) for v in vals], pa.string())
     return RawBlock(path, columns, len(good), structural, _locator([(i, ln) for i, ln, _ in good], first_line))

@@ -6,7 +6,8 @@ column, a number out of range, a required value missing. The policy decides what
 
 - ``error``: reading stops with a :class:`DataError` naming the file, the line (or row), the
   column and the offending text.
-- ``skip``: the record is dropped, counted, and written with its reason to the reject file.
+- ``skip``: the record is dropped, counted once (however many of its values are bad), and
+  written with its reasons to the reject file.
 - ``default``: the bad value is replaced by the column's default and counted (written to the
   reject file too). A record that has no single bad value to replace (wrong field count,
   broken quoting, invalid JSON) or whose column has no default is skipped instead, and counted
@@ -50,6 +51,7 @@ class BadRecord:
     reason: str
     text: str  # the offending value (or the record's text for record-level problems)
     record: str | None = None  # the whole record, when known
+    also: list = dataclasses.field(default_factory=list)  # more bad values of the record: (column, reason, text)
 
     def where(self) -> str:
         loc = f"{self.path}:{self.line}" if self.line is not None else \
@@ -57,11 +59,13 @@ class BadRecord:
         return loc + (f", column {self.column!r}" if self.column else "")
 
     def message(self) -> str:
-        return f"{self.where()}: {self.reason}: {_clip(self.text)!r}"
+        more = "".join(f"; column {c!r}: {why}: {_clip(t)!r}" for c, why, t in self.also)
+        return f"{self.where()}: {self.reason}: {_clip(self.text)!r}{more}"
 
     def to_json(self, action: str) -> str:
         d = {"path": self.path, "line": self.line, "row": self.row, "column": self.column,
-             "reason": self.reason, "text": self.text, "record": self.record, "action": action}
+             "reason": self.reason, "text": self.text, "record": self.record, "action": action,
+             "also": [{"column": c, "reason": why, "text": t} for c, why, t in self.also] or None}
         return json.dumps({k: v for k, v in d.items() if v is not None}, ensure_ascii=False)
 
 
@@ -145,6 +149,8 @@ class ReadStats:
             if self._reject is not None:
                 self._reject.close()
                 self._reject = None
+            elif self.reject_path is not None:  # a pass without bad records: an empty reject file
+                open(self.reject_path, "w", encoding="utf-8").close()
 
     @property
     def num_skipped(self) -> int:

@@ -3,7 +3,8 @@
 Column types (``dtype``):
 
 =========== ============================================================================
-``float32``  numbers; also ``float64``, ``int32``, ``int64``
+``float32``  numbers; also ``float64``, ``int32``, ``int64``, ``uint32``, ``uint64`` (numbers:
+             an unsigned column holds the numbers as written, -1 is out of its range)
 ``string``   the value's bytes (UTF-8 checked), a NumPy object array of ``bytes``
 ``key``      a categorical value hashed to a uint64 key: FarmHash ``Fingerprint64`` of its
              UTF-8 text (``tf.strings.to_hash_bucket_fast`` is this key modulo the bucket
@@ -21,7 +22,9 @@ Coercion rules (the same for every format; see ``coerce.py``):
 - Numeric text becomes a number (leading/trailing blanks and tabs allowed, ``1e3``, ``nan``,
   ``inf``). An integer column also takes the text of an integral float (``260.0`` -> 260);
   ``2.5`` or a number out of the column's range is a bad record, never truncated or wrapped.
-  Numbers typed by the format (JSON, Parquet) are cast under the same checks.
+  Integers are exact: their text is read as a decimal number, never through a float
+  (``9007199254740993.0`` is 9007199254740993), and so are JSON integers of any size and Parquet
+  decimals. Numbers typed by the format (JSON, Parquet) are cast under the same checks.
 - Categorical values are hashed through their text; a number typed by the format is written
   in its shortest decimal form first (an int 1005 hashes like the text ``"1005"``).
 - A column with a ``delimiter`` is multi-valued: its text is split on the delimiter, empty
@@ -44,10 +47,11 @@ import numpy as np
 
 MISSING_KEY = np.uint64(2**64 - 1)  # the key of a missing value: -1 as int64 bits, TF's ignore value
 MISSING_ID = -1  # the bucket id of a missing value
-NUMERIC_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64}
+NUMERIC_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64,
+                  "uint32": np.uint32, "uint64": np.uint64}
 DTYPES = (*NUMERIC_DTYPES, "string", "key")
 _ALIASES = {"float": "float32", "double": "float64", "int": "int64", "str": "string", "bytes": "string",
-            "uint64": "key", "categorical": "key"}
+            "categorical": "key"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +60,8 @@ class Column:
 
     Args:
         name: the column's name in the output (and in the files, unless ``source`` is given).
-        dtype: ``float32``, ``float64``, ``int32``, ``int64``, ``string`` or ``key``.
+        dtype: ``float32``, ``float64``, ``int32``, ``int64``, ``uint32``, ``uint64``, ``string`` or
+            ``key`` (a hashed categorical value; an unsigned dtype holds numbers).
         default: the value of a missing field (None: a numeric column requires a value, a
             categorical column keeps it missing).
         delimiter: makes the column multi-valued: its text is split on this string.
@@ -107,7 +112,7 @@ class Column:
                 raise ValueError(f"Column {self.name!r}: the default of a {self.dtype} column must be a number, "
                                  f"got {value!r}")
             cast = np.asarray(value).astype(NUMERIC_DTYPES[self.dtype])
-            if self.dtype.startswith("int") and cast != value:
+            if self.dtype.startswith(("int", "uint")) and cast != value:
                 raise ValueError(f"Column {self.name!r}: default {value!r} is not a {self.dtype}")
             return cast[()]
         if isinstance(value, str):

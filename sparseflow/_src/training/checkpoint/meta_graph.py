@@ -39,6 +39,7 @@ from sparseflow._src.framework.graph_io import attr_value_from_python
 from sparseflow._src.framework.op_def import get_op_def, is_registered
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.proto import meta_graph_pb2, op_def_pb2
+from sparseflow._src.framework.proto.queue_runner_pb2 import QueueRunnerDef
 from sparseflow._src.framework.proto.saver_pb2 import SaverDef
 from sparseflow._src.framework.proto.variable_pb2 import VariableDef
 from sparseflow._src.ops.variables import Variable
@@ -145,6 +146,11 @@ def _add_collection_def(mgd, graph, key, export_scope=None):
                 sd = s.to_proto(export_scope) if s.saver_def is not None else None
                 if sd is not None:
                     col.bytes_list.value.append(sd.SerializeToString())
+        elif key == GraphKeys.QUEUE_RUNNERS and all(hasattr(q, "to_proto") for q in items):
+            for q in items:
+                qd = q.to_proto(export_scope)
+                if qd is not None:
+                    col.bytes_list.value.append(qd.SerializeToString())
         else:
             kind = _kind_of(items[0])
             if kind is None or any(_kind_of(x) != kind for x in items):
@@ -183,6 +189,13 @@ def _restore_collections(mgd, graph, import_scope):
         elif kind == "bytes_list" and key == GraphKeys.SAVERS:
             for raw in values:
                 graph.add_to_collection(key, Saver.from_proto(SaverDef.FromString(raw), import_scope))
+        elif kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
+            from sparseflow._src.training.session.queue_runner import QueueRunner  # it imports saver.py
+
+            with graph.as_default():
+                for raw in values:
+                    qr = QueueRunner.from_proto(QueueRunnerDef.FromString(raw), import_scope)
+                    graph.add_to_collection(key, qr)
         elif kind == "node_list":
             for name in values:
                 graph.add_to_collection(key, graph.as_graph_element(prepend_name_scope(name, import_scope)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
 from sparseflow._src.framework.operation import Tensor
 from sparseflow._src.ops import state_ops
+from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.variables import Variable
 
 __all__ = ["SaveSpec", "SaveableObject", "ReferenceVariableSaveable", "op_list_to_dict",
@@ -54,13 +55,38 @@ class SaveableObject:
         """The op that stores ``restored_tensors`` (one per spec) into this object."""
         raise NotImplementedError
 
-    def restore_from_checkpoint(self, filename_tensor):
-        """An op that restores this object by reading the checkpoint ``filename_tensor`` (a prefix)
-        itself, or None (the default: the Saver reads ``specs`` by name and calls ``restore``).
-        Objects whose saved names depend on how they were split when saved (an embedding table
-        saved shard by shard) read the checkpoint themselves, so they restore into any split."""
-        del filename_tensor
-        return None
+    def check_restored(self, restored_tensors, restored_shapes) -> list:
+        """Ops that fail when ``restored_tensors`` cannot be stored into this object. A Saver runs
+        the checks of every object before any ``restore`` op, so a refused restore changes nothing.
+
+        By default a restored tensor must have its spec's static shape when that is fully known
+        (with ``restored_shapes``, a Saver that reshapes: the same number of elements).
+        """
+        from sparseflow._src.ops import array_ops
+
+        checks = []
+        for spec, restored in zip(self.specs, restored_tensors):
+            get_shape = getattr(spec.tensor, "get_shape", None)
+            static = get_shape() if get_shape is not None else None
+            if static is None or not static.is_fully_defined():
+                continue
+            if restored_shapes is None:
+                checks.append(array_ops.ensure_shape(restored, static).op)
+            else:
+                checks.append(array_ops.reshape(restored, static.as_list()).op)
+        return checks
+
+    # True for objects that read the checkpoint themselves (``restore_from_checkpoint``) instead of
+    # having the Saver read ``specs`` by name: an embedding table saved shard by shard, whose saved
+    # names depend on how many shards it had then, so that it restores into any number of shards.
+    reads_checkpoint = False
+
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
+        """For objects that read the checkpoint themselves: the op that restores this object from
+        the checkpoint ``filename_tensor`` (a prefix), or with ``validate_only`` the ops that fail
+        when it cannot be restored from it (a Saver runs them with every ``check_restored``, before
+        any restore)."""
+        raise NotImplementedError(f"{type(self).__name__} reads its checkpoint by name (reads_checkpoint is False).")
 
 
 class ReferenceVariableSaveable(SaveableObject):
@@ -93,13 +119,13 @@ def _flatten(items):
 
 def op_list_to_dict(op_list):
     """``{checkpoint name: variable}`` for a list of variables (keyed by op name, or by full name for
-    partitions) and SaveableObjects (keyed by their name)."""
+    partitions), PartitionedVariables and SaveableObjects (keyed by their name)."""
     if not isinstance(op_list, (list, tuple, set)):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     op_list = sorted(_flatten(list(op_list)), key=lambda x: x.name)
     out = {}
     for var in op_list:
-        if isinstance(var, SaveableObject):
+        if isinstance(var, (SaveableObject, PartitionedVariable)):
             name = var.name
         elif isinstance(var, Variable) and var._get_save_slice_info() is not None:
             name = var._get_save_slice_info().full_name
@@ -125,11 +151,16 @@ def _saveables_for(op, name):
     if isinstance(op, SaveableObject):
         yield op
         return
-    if isinstance(op, (list, tuple)):
+    if isinstance(op, (list, tuple, PartitionedVariable)):
+        full_name = None
         for v in op:
             info = v._get_save_slice_info() if isinstance(v, Variable) else None
             if info is None:
                 raise ValueError(f"Slices of '{name}' must be variables with save slice info, got {v}.")
+            if full_name not in (None, info.full_name):
+                raise ValueError(f"Slices saved as '{name}' must all be from the same tensor, but come from "
+                                 f"'{full_name}' and '{info.full_name}'.")
+            full_name = info.full_name
             yield ReferenceVariableSaveable(v._ref(), info.spec, name)
         return
     tensor = op._ref() if isinstance(op, Variable) else op

@@ -115,20 +115,23 @@ class BaseSaverBuilder:
 
     def _add_restore_ops(self, filename_tensor, saveables, restore_sequentially, reshape, preferred_shard=-1,
                          name="restore_all"):
-        from sparseflow._src.ops import array_ops
+        restored = self._restored_tensors(filename_tensor, saveables, restore_sequentially, preferred_shard)
+        gate = _checks_gate([(saveables, restored)], reshape, filename_tensor)
+        return core_ops.group(*_restore_after(gate, saveables, restored, reshape, filename_tensor), name=name)
 
-        own = {id(s): s.restore_from_checkpoint(filename_tensor) for s in saveables}  # None: read by name
-        by_name = [s for s in saveables if own[id(s)] is None]
+    def _restored_tensors(self, filename_tensor, saveables, restore_sequentially, preferred_shard):
+        """The restored tensors of each saveable (one list per saveable; none for saveables that
+        read the checkpoint themselves)."""
+        by_name = [s for s in saveables if not s.reads_checkpoint]
         tensors = self.bulk_restore(filename_tensor, by_name, preferred_shard, restore_sequentially) if by_name else []
-        assign_ops, idx = [own[id(s)] for s in saveables if own[id(s)] is not None], 0
-        for saveable in by_name:
-            shapes = None
-            if reshape:
-                shapes = [spec.tensor.get_shape() if spec.tensor.get_shape().is_fully_defined()
-                          else array_ops.shape(spec.tensor) for spec in saveable.specs]
-            assign_ops.append(saveable.restore(tensors[idx:idx + len(saveable.specs)], shapes))
+        out, idx = [], 0
+        for saveable in saveables:
+            if saveable.reads_checkpoint:
+                out.append([])
+                continue
+            out.append(tensors[idx:idx + len(saveable.specs)])
             idx += len(saveable.specs)
-        return core_ops.group(*assign_ops, name=name)
+        return out
 
     def _group_by_devices(self, saveables):
         per_device = collections.defaultdict(list)
@@ -157,11 +160,17 @@ class BaseSaverBuilder:
 
     def _add_sharded_restore_ops(self, filename_tensor, per_device, restore_sequentially, reshape):
         g = get_default_graph()
-        shards = []
+        restored = []
         for shard, (device, saveables) in enumerate(per_device):
             with g.device(device):
-                shards.append(self._add_restore_ops(filename_tensor, saveables, restore_sequentially, reshape,
-                                                    preferred_shard=shard, name="restore_shard"))
+                restored.append(self._restored_tensors(filename_tensor, saveables, restore_sequentially, shard))
+        gate = _checks_gate([(saveables, r) for (_, saveables), r in zip(per_device, restored)], reshape,
+                            filename_tensor)
+        shards = []
+        for (device, saveables), r in zip(per_device, restored):
+            with g.device(device):
+                shards.append(core_ops.group(*_restore_after(gate, saveables, r, reshape, filename_tensor),
+                                             name="restore_shard"))
         return core_ops.group(*shards, name="restore_all")
 
     def build(self, names_to_saveables, reshape=False, sharded=False, max_to_keep=5,
@@ -187,6 +196,40 @@ class BaseSaverBuilder:
                         keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours, version=self._write_version)
 
 
+def _restored_shapes(saveable, reshape):
+    from sparseflow._src.ops import array_ops
+
+    if not reshape:
+        return None
+    return [spec.tensor.get_shape() if spec.tensor.get_shape().is_fully_defined() else array_ops.shape(spec.tensor)
+            for spec in saveable.specs]
+
+
+def _checks_gate(groups, reshape, filename_tensor):
+    """One op that runs after every restored tensor is read and every saveable's
+    ``check_restored`` passed (``restore_from_checkpoint(validate_only=True)`` for saveables that
+    read the checkpoint themselves): restores wait for it, so a refused restore assigns nothing."""
+    g = get_default_graph()
+    waits = []
+    for saveables, restored in groups:
+        for saveable, tensors in zip(saveables, restored):
+            waits.extend(t.op for t in tensors)
+            with g.device(_set_cpu0(saveable.device) if saveable.device else None):
+                if saveable.reads_checkpoint:
+                    waits.extend(saveable.restore_from_checkpoint(filename_tensor, validate_only=True))
+                else:
+                    waits.extend(saveable.check_restored(tensors, _restored_shapes(saveable, reshape)))
+    return core_ops.group(*waits, name="restore_checked")
+
+
+def _restore_after(gate, saveables, restored, reshape, filename_tensor):
+    g = get_default_graph()
+    with g.control_dependencies([gate]):
+        return [saveable.restore_from_checkpoint(filename_tensor) if saveable.reads_checkpoint else
+                saveable.restore(tensors, _restored_shapes(saveable, reshape))
+                for saveable, tensors in zip(saveables, restored)]
+
+
 class BulkSaverBuilder(BaseSaverBuilder):
     """Restores every tensor with one RestoreV2 op (TensorFlow's default builder)."""
 
@@ -198,7 +241,7 @@ class BulkSaverBuilder(BaseSaverBuilder):
             return io_ops.restore_v2(filename_tensor, list(names), list(slices), list(dts))
 
 
-_KEY_RE = re.compile(r"Key (\S+) not found in checkpoint(?: \(also missing: ([^)]*)\))?")
+_KEY_RE = re.compile(r"Key (\S+) not found in checkpoint[^\n]*?(?: \(also missing: ([^)]*)\))?$", re.MULTILINE)
 
 
 class Saver:
@@ -419,7 +462,11 @@ class Saver:
             clear_extraneous_savers=clear_extraneous_savers, strip_default_attrs=strip_default_attrs)
 
     def restore(self, sess, save_path):
-        """Restores the variables from the checkpoint ``save_path`` (a prefix, e.g. from latest_checkpoint)."""
+        """Restores the variables from the checkpoint ``save_path`` (a prefix, e.g. from latest_checkpoint).
+
+        All or nothing: every tensor is read and checked against its variable before any is
+        assigned, so a refused restore leaves every variable as it was.
+        """
         if self._is_empty:
             return
         if save_path is None:
@@ -433,21 +480,64 @@ class Saver:
         try:
             sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: save_path})
         except errors.NotFoundError as err:
-            raise self._restore_error(err, "a Variable name or other graph key that is missing") from err
+            raise self._restore_error(err, "a Variable name or other graph key that is missing", save_path,
+                                      sess) from err
         except errors.InvalidArgumentError as err:
-            raise self._restore_error(err, "a mismatch between the current graph and the graph") from err
+            raise self._restore_error(err, "a mismatch between the current graph and the graph", save_path,
+                                      sess) from err
 
-    def _restore_error(self, err, verbiage):
-        msg = (f"Restoring from checkpoint failed. This is most likely due to {verbiage} from the checkpoint. "
-               f"Please ensure that you have not altered the graph expected based on the checkpoint. Original "
-               f"error:\n\n{err.message}")
+    def _restore_error(self, err, verbiage, save_path, sess):
+        found = _failed_check(sess.graph, err, save_path, self._key_to_variable)
+        if found:
+            head = f"Restoring from checkpoint {save_path} failed: {found} Nothing was restored."
+        else:
+            head = (f"Restoring from checkpoint {save_path} failed. This is most likely due to {verbiage} from the "
+                    f"checkpoint. Please ensure that you have not altered the graph expected based on the "
+                    f"checkpoint. Nothing was restored.")
+        msg = f"{head} Original error:\n\n{err.message}"
         m = _KEY_RE.search(err.message)
-        if m and self._key_to_variable:
+        if m:
             keys = [m.group(1)] + [k.strip() for k in (m.group(2) or "").split(",") if k.strip()]
-            named = [f"'{k}' (for variable {self._key_to_variable[k]})" for k in keys if k in self._key_to_variable]
-            if named:
-                msg += "\nMissing from the checkpoint: " + ", ".join(named)
+            named = [f"'{k}' (for variable {self._key_to_variable[k]})" if k in self._key_to_variable else f"'{k}'"
+                     for k in keys]
+            msg += "\nMissing from the checkpoint: " + ", ".join(named)
         return type(err)(err.node_def, err.op, msg)
+
+
+def _failed_check(graph, err, save_path, key_to_variable) -> str | None:
+    """What a failed restore check (an EnsureShape or Reshape after RestoreV2) refused, in words:
+    the checkpoint key, its variable, and both shapes; None when the failure was elsewhere."""
+    from sparseflow._src.framework.tensor_bundle import BundleReader
+    from sparseflow._src.framework.tensor_util import constant_value
+
+    name = getattr(err.op, "name", None)
+    try:
+        op = graph.get_operation_by_name(name) if name else None
+    except (KeyError, ValueError):
+        return None
+    if op is None or op.type not in ("EnsureShape", "Reshape") or not op.inputs:
+        return None
+    src = op.inputs[0]
+    if src.op.type != "RestoreV2":
+        return None
+    names = constant_value(src.op.inputs[1])
+    if names is None:
+        return None
+    key = np.asarray(names, dtype=object).reshape(-1)[src.value_index]
+    key = key.decode("utf-8") if isinstance(key, bytes) else str(key)
+    want = op._attrs["shape"] if op.type == "EnsureShape" else constant_value(op.inputs[1])
+    want = want.as_list() if hasattr(want, "as_list") else [int(d) for d in np.asarray(want).reshape(-1)]
+    try:
+        with BundleReader(save_path) as r:
+            have = r.shape(key)
+    except errors.OpError:
+        have = "another shape"
+    var = key_to_variable.get(key)
+    what = f"variable {var}" if var else "its variable"
+    how = "has" if op.type == "EnsureShape" else "has a different number of elements than"
+    return (f"the checkpoint holds '{key}' with shape {have}, but {what} {how} shape {want} in this graph. "
+            f"Build the graph as it was when the checkpoint was saved, or leave this variable out of the Saver's "
+            f"var_list.")
 
 
 def _get_saver_or_default():

@@ -24,6 +24,7 @@ from sparseflow._src.training.optimizer.learning_rate_decay import (
     polynomial_decay,
 )
 from sparseflow._src.training.optimizer.optimizer import Optimizer
+from sparseflow._src.training.optimizer.sync_replicas_optimizer import SyncReplicasOptimizer
 from sparseflow._src.training.optimizer.training_util import (
     assert_global_step,
     create_global_step,
@@ -37,5 +38,6 @@ __all__ = [
     "AdagradOptimizer", "AdamOptimizer", "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer",
     "exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay", "piecewise_constant",
     "cosine_decay", "cosine_decay_restarts", "linear_cosine_decay", "noisy_linear_cosine_decay",
+    "SyncReplicasOptimizer",
     "global_step", "get_global_step", "create_global_step", "get_or_create_global_step", "assert_global_step",
 ]

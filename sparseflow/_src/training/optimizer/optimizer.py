@@ -87,6 +87,9 @@ def _get_processor(v):
         return _RefVariableProcessor(v)
     if isinstance(v, Tensor):
         return _TensorProcessor(v)
+    if hasattr(v, "_get_variable_list"):  # a PartitionedVariable: TF also refuses it, say what to pass
+        raise NotImplementedError(f"Trying to optimize unsupported type {v!r}: a partitioned variable is "
+                                  f"optimized through its shards; pass var_list=list({v.name}) (or its shards).")
     raise NotImplementedError(f"Trying to optimize unsupported type {v!r}")
 
 

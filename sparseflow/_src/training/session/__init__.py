@@ -2,7 +2,8 @@
 
 Modules: ``session_run_hook`` (the hook protocol), ``basic_hooks`` (StopAtStepHook,
 CheckpointSaverHook, LoggingTensorHook, NanTensorHook, ...), ``progress`` (ProgressBar,
-ProgressBarHook), ``scaffold``, ``session_manager``, ``coordinator`` and ``monitored_session``.
+ProgressBarHook), ``scaffold``, ``session_manager``, ``coordinator``, ``queue_runner`` and
+``monitored_session``.
 The public names are re-exported by ``tf.train``.
 """
 
@@ -29,6 +30,7 @@ from sparseflow._src.training.session.monitored_session import (
     WorkerSessionCreator,
 )
 from sparseflow._src.training.session.progress import ProgressBar, ProgressBarHook
+from sparseflow._src.training.session.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from sparseflow._src.training.session.scaffold import Scaffold
 from sparseflow._src.training.session.session_manager import SessionManager
 from sparseflow._src.training.session.session_run_hook import (
@@ -44,5 +46,5 @@ __all__ = [
     "NanLossDuringTrainingError", "StepCounterHook", "FinalOpsHook", "FeedFnHook", "GlobalStepWaiterHook",
     "ProgressBar", "ProgressBarHook", "Scaffold", "SessionManager", "Coordinator", "SessionCreator",
     "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
-    "MonitoredTrainingSession",
+    "MonitoredTrainingSession", "QueueRunner", "add_queue_runner", "start_queue_runners",
 ]

@@ -57,6 +57,10 @@ class Coordinator:
                     raise ex[1].with_traceback(ex[2])
                 if ex is not None:
                     raise ex
+            if self._stop_event.is_set():
+                # Errors after the stop request (threads cancelled by it) are not the cause; as in
+                # TensorFlow, only an error reported with the first request is re-raised by join().
+                return
             if ex and self._exc_info_to_raise is None:
                 if isinstance(ex, tuple):
                     logging.info("Error reported to Coordinator: %s", ex[1])

@@ -7,11 +7,13 @@
             sess.run(train_op)
 
 On creation it calls every hook's ``begin``, finalizes the graph (Scaffold), makes a session that
-is restored from the newest checkpoint of ``checkpoint_dir`` (or initialized), then calls
-``after_create_session``. Each ``run`` merges the hooks' fetches, feeds and options with the
-caller's. A hook's ``request_stop`` ends the loop; a clean exit calls every hook's ``end``
-(CheckpointSaverHook saves there). AbortedError / UnavailableError during a run (a lost
-parameter server or worker) close the session and make a new one, restored from the checkpoint.
+is restored from the newest checkpoint of ``checkpoint_dir`` (or initialized), starts the graph's
+queue runners (QUEUE_RUNNERS collection) under the session's Coordinator, then calls
+``after_create_session``; closing stops the coordinator and joins the runners' threads. Each
+``run`` merges the hooks' fetches, feeds and options with the caller's. A hook's ``request_stop``
+ends the loop; a clean exit calls every hook's ``end`` (CheckpointSaverHook saves there).
+AbortedError / UnavailableError during a run (a lost parameter server or worker) close the
+session and make a new one, restored from the checkpoint.
 OutOfRangeError (end of input) ends the ``with`` block quietly.
 
 Example:
@@ -36,6 +38,7 @@ from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.proto.config_pb2 import RunMetadata, RunOptions
 from sparseflow._src.training.session import basic_hooks
 from sparseflow._src.training.session.coordinator import Coordinator
+from sparseflow._src.training.session.queue_runner import start_queue_runners
 from sparseflow._src.training.session.scaffold import Scaffold
 from sparseflow._src.training.session.session_manager import SessionManager
 from sparseflow._src.training.session.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
@@ -309,6 +312,7 @@ class _CoordinatedSessionCreator(SessionCreator):
     def create_session(self):
         self.tf_sess = self._session_creator.create_session()
         self.coord = Coordinator()
+        start_queue_runners(sess=self.tf_sess, coord=self.coord)
         for hook in self._hooks:
             hook.after_create_session(self.tf_sess, self.coord)
         return _CoordinatedSession(_HookedSession(self.tf_sess, self._hooks), self.coord,

@@ -123,11 +123,16 @@ class SessionManager:
         return sess, True
 
     def wait_for_session(self, master, config=None, max_wait_secs=float("Inf")):
-        """A session once the model is ready (made so by the chief); DeadlineExceededError after max_wait_secs."""
+        """A session once the model is ready (made so by the chief); DeadlineExceededError after max_wait_secs.
+
+        Polls first after 0.25 s, doubling up to ``recovery_wait_secs`` (TensorFlow always waits the full
+        ``recovery_wait_secs``, 30 s by default, so a worker that starts just before its chief idles).
+        """
         self._target = master
         if max_wait_secs is None:
             max_wait_secs = float("Inf")
         deadline = time.monotonic() + max_wait_secs
+        pause = min(0.25, self._recovery_wait_secs)
         while True:
             sess = Session(self._target, graph=self._graph, config=config)
             ok, local_msg = self._try_run_local_init_op(sess)
@@ -140,11 +145,14 @@ class SessionManager:
                 sess.close()
             except Exception:  # noqa: BLE001 - closing a session that is being thrown away
                 pass
-            if deadline - time.monotonic() - self._recovery_wait_secs < 0:
-                raise errors.DeadlineExceededError(None, None, f"Session was not ready after waiting "
-                                                               f"{max_wait_secs} secs.")
+            if deadline - time.monotonic() - pause < 0:
+                raise errors.DeadlineExceededError(
+                    None, None, f"Session was not ready after waiting {max_wait_secs} secs: {msg or local_msg}. The "
+                                f"chief (is_chief=True) initializes or restores the model: check that it runs, and "
+                                f"that it uses the same graph and cluster.")
             logging.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, ready: %s", local_msg, msg)
-            time.sleep(self._recovery_wait_secs)
+            time.sleep(pause)
+            pause = min(pause * 2, self._recovery_wait_secs)
 
     def _try_run_local_init_op(self, sess):
         if self._local_init_op is None:
