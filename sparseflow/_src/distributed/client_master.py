@@ -142,7 +142,6 @@ class RemoteCallable:
     """One compiled signature on a remote master."""
 
     direct_plan = None
-    needs_step = True
     partition_irs: dict = {}
     explain_text = "# explain() shows the plan of in-process sessions; this session's master is remote."
 
