@@ -253,3 +253,15 @@ def test_tls_servers_train_together_and_refuse_plaintext_clients(tmp_path):
     finally:
         for s in servers.values():
             s.stop(0)
+
+
+def test_soft_placement_on_a_cluster_relaxes_the_device_type_but_not_the_task(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:1/device:GPU:0"):  # no GPU: the ps task's CPU
+            v = tf.Variable(3.0, name="wanted_a_gpu")
+        with tf.Session(servers["worker:0"].target, config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+            sess.run(v.initializer)
+            assert sess.run(v) == 3.0
+        assert servers["ps:1"].worker.devices.resources("/job:ps/replica:0/task:1/device:CPU:0").lookup(
+            "", "wanted_a_gpu")

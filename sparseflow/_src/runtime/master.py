@@ -208,7 +208,7 @@ class MasterSession:
         soft = bool(getattr(cfg, "allow_soft_placement", True)) if cfg is not None else True
         return PassContext(feeds=list(feeds), fetches=list(fetches), targets=list(targets),
                            devices=self.env.device_names(), client_device=self.env.client_device,
-                           allow_soft_placement=soft and not self.env.is_cluster,
+                           allow_soft_placement=soft, soft_placement_across_tasks=not self.env.is_cluster,
                            log_device_placement=bool(getattr(cfg, "log_device_placement", False)),
                            evaluate=evaluate_constant_subgraph, incarnations=self.env.incarnations(),
                            disabled=disabled_passes(cfg))
