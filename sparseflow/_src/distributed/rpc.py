@@ -40,6 +40,10 @@ _OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    # A task that restarts is reached again within about a second (gRPC's default backoff grows to 2 min).
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1_000),
 ]
 _SERVER_OPTIONS = _OPTIONS + [("grpc.so_reuseport", 0)]
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 import itertools
 import threading
 
-import numba
 import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.framework import tf_logging as logging
 from sparseflow._src.kernels.blocking import wait_until
+from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.queue_resources import as_dims
 from sparseflow._src.kernels.registry import register_kernel
 
@@ -147,7 +147,7 @@ class DenseAccumulator(_Accumulator):
             return out
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _merge_positions(a, b):  # pragma: no cover - compiled
     """One merge pass over index lists ``a`` and ``b``: (indices, position in a or -1, in b or -1)."""
     na, nb = a.shape[0], b.shape[0]

@@ -165,6 +165,22 @@ class BaseSession:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
 
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears resource containers (all when None) on every task of ``target``'s cluster and closes
+        every session of its master (TensorFlow's ``tf.Session.reset``); a no-op for ``target=""``,
+        whose resources end with each session."""
+        if not target:
+            return
+        factory = next((f for p, f in _TARGET_FACTORIES.items() if target.startswith(p)), None)
+        if factory is None:
+            raise errors.InvalidArgumentError(None, None, f"Session.reset: target {target!r} is not supported.")
+        master = factory(target, None, config)
+        try:
+            master.reset(list(containers) if containers else None)
+        finally:
+            master.close()
+
     def reset_containers(self, containers=None):
         """Destroys the resources (variables, tables) of ``containers`` (all when None) on this
         session's worker."""
