@@ -7,7 +7,8 @@ import sparseflow as tf
 from sparseflow import embedding as E
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.ir import GraphIR, NodeIR
-from sparseflow._src.passes.coalesce import coalesce, register_coalescable
+from sparseflow._src.framework.op_def import register_op
+from sparseflow._src.passes.coalesce import coalesce
 from sparseflow._src.passes.context import PassContext
 
 PS = ["/job:ps/task:0", "/job:ps/task:1"]
@@ -102,6 +103,8 @@ def test_pulls_inside_a_while_loop_are_left_alone():
     assert out.node("in_loop").attrs["N"] == 1 and out.node("after").attrs["N"] == 2 and "other" not in out
 
 
-def test_an_op_with_a_plain_argument_cannot_be_registered():
-    with pytest.raises(ValueError, match="'x' is not a list"):
-        register_coalescable("Neg")
+def test_an_op_with_a_plain_argument_or_attr_cannot_be_coalescable():
+    with pytest.raises(ValueError, match="argument 'x' is not a list"):
+        register_op("_CoalesceProbeA", inputs=["x: float"], coalescable=True)
+    with pytest.raises(ValueError, match="attr 'k' \\(int\\) is neither a list length nor a per-member list"):
+        register_op("_CoalesceProbeB", inputs=["x: N * float"], attrs=["N: int >= 1", "k: int"], coalescable=True)

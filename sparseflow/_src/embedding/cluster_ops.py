@@ -29,7 +29,6 @@ from __future__ import annotations
 from sparseflow._src.framework.op_def import register_op
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.framework.tensor_shape import TensorShape
-from sparseflow._src.passes.coalesce import register_coalescable
 
 __all__ = ["cluster_pull", "cluster_push"]
 
@@ -46,14 +45,13 @@ def _pull_shapes(op):
 register_op("EmbeddingClusterPull", inputs=["keys: Tkeys", "counts: N * int32"], outputs=["values: N * float"],
             attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)", "dims: list(int)",
                    "training: list(bool)"],
-            shape_fn=_pull_shapes, is_stateful=True)
+            shape_fn=_pull_shapes, is_stateful=True, coalescable=True)
 register_op("EmbeddingClusterPush", inputs=["keys: Tkeys", "grads: N * float", "counts: N * float",
                                             "clicks: N * float", "learning_rates: N * float"],
             outputs=[], attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)"],
-            shape_fn=lambda op: [], is_stateful=True)
-# The independent pulls (pushes) of a step on one device become one op: one request per task.
-register_coalescable("EmbeddingClusterPull")
-register_coalescable("EmbeddingClusterPush")
+            shape_fn=lambda op: [], is_stateful=True, coalescable=True)
+# coalescable: the independent pulls (pushes) of a step on one device become one op, so a step
+# sends one request per task (passes/coalesce.py).
 
 
 def cluster_pull(configs, keys, counts, dims, training=True, name=None):

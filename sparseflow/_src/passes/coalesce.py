@@ -2,10 +2,10 @@
 
 Some ops send a request to other tasks per run (the pull and push of embedding tables sharded
 over parameter servers). A step with two lookups would send two pulls to every server; merged,
-it sends one carrying both. An op type opts in with :func:`register_coalescable`; its inputs and
-outputs must all be lists (``N * T`` or ``list(type)``), and each of its attrs is either a list
-length (summed) or a per-member list (concatenated). Its kernel must treat member ``i`` of every
-list as one request, independent of the others.
+it sends one carrying both. An op type opts in with ``register_op(..., coalescable=True)``; its
+inputs and outputs are all lists (``N * T`` or ``list(type)``), and each of its attrs is either a
+list length (summed) or a per-member list (concatenated). Its kernel must treat member ``i`` of
+every list as one request, independent of the others.
 
 Nodes are merged when they have the same op type and device and no path (data or
 control) leads from one to another, so the merged node cannot wait on itself: candidates are
@@ -18,7 +18,7 @@ Example:
     >>> from sparseflow._src.framework import dtypes
     >>> from sparseflow._src.framework.ir import GraphIR, NodeIR
     >>> from sparseflow._src.passes.context import PassContext
-    >>> "EmbeddingClusterPull" in coalescable_ops()  # registered by the embedding layer
+    >>> get_op_def("EmbeddingClusterPull").coalescable  # declared by the embedding layer
     True
     >>> cpu = "/cpu:0"
     >>> def pull(name, keys):
@@ -36,51 +36,29 @@ Example:
 from __future__ import annotations
 
 import collections
-import dataclasses
 
 from sparseflow._src.framework.ir import GraphIR, NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.graph_utils import preserved_names
 
-__all__ = ["coalesce", "register_coalescable", "coalescable_ops"]
+__all__ = ["coalesce"]
 
 _LOOP_ENTRY = frozenset({"Enter", "RefEnter"})
 _LOOP_EXIT = frozenset({"Exit", "RefExit"})
 
 
-@dataclasses.dataclass(frozen=True)
-class _Rule:
-    count_attrs: tuple  # list lengths: summed
-    list_attrs: tuple  # per-member lists: concatenated
+def _coalescable(op: str) -> bool:
+    try:
+        return get_op_def(op).coalescable
+    except KeyError:
+        return False
 
 
-_RULES: dict[str, _Rule] = {}
-
-
-def register_coalescable(op_type: str) -> None:
-    """Lets the ``coalesce`` pass merge independent ``op_type`` nodes (see the module docstring);
-    registering an unfit op type is a ValueError naming the offending argument or attr."""
-    op_def = get_op_def(op_type)
-    counts = set()
-    for arg in list(op_def.input_args) + list(op_def.output_args):
-        if not arg.is_list:
-            raise ValueError(f"{op_type} cannot be coalesced: its argument {arg.name!r} is not a list.")
-        if arg.number_attr:
-            counts.add(arg.number_attr)
-    lists = []
-    for name, a in op_def.attrs.items():
-        if name in counts:
-            continue
-        if not a.type.startswith("list("):
-            raise ValueError(f"{op_type} cannot be coalesced: attr {name!r} ({a.type}) is neither a list length nor "
-                             f"a per-member list.")
-        lists.append(name)
-    _RULES[op_type] = _Rule(tuple(sorted(counts)), tuple(lists))
-
-
-def coalescable_ops() -> list[str]:
-    return sorted(_RULES)
+def _rule(op_def):
+    """(count attrs: summed, list attrs: concatenated) of a coalescable op."""
+    counts = {a.number_attr for a in list(op_def.input_args) + list(op_def.output_args) if a.number_attr}
+    return sorted(counts), [k for k in op_def.attrs if k not in counts]
 
 
 def _arg_lengths(op_def, attrs, args) -> list[int]:
@@ -105,7 +83,7 @@ def _in_loops(ir: GraphIR, consumers) -> set:
 def _groups(ir: GraphIR, ctx: PassContext):
     by_key = collections.defaultdict(list)
     for n in ir:
-        if n.op in _RULES:
+        if _coalescable(n.op):
             by_key[(n.op, n.device)].append(n)
     return [ns for ns in by_key.values() if len(ns) > 1]
 
@@ -148,7 +126,7 @@ def _mark_descendants(name, consumers, reached: set):
 
 def _merge(ir: GraphIR, members: list[NodeIR], keep_names: set):
     op_def = get_op_def(members[0].op)
-    rule = _RULES[members[0].op]
+    count_attrs, list_attrs = _rule(op_def)
     head = next((m for m in members if m.name in keep_names), members[0])
     in_lens = [_arg_lengths(op_def, m.attrs, op_def.input_args) for m in members]
     out_lens = [_arg_lengths(op_def, m.attrs, op_def.output_args) for m in members]
@@ -159,9 +137,9 @@ def _merge(ir: GraphIR, members: list[NodeIR], keep_names: set):
             inputs.extend(m.data_inputs[start:start + lens[a]])
     controls = list(dict.fromkeys(f"^{c}" for m in members for c in m.control_inputs))
     attrs = {k: v for k, v in head.attrs.items() if k != "_class"}
-    for k in rule.count_attrs:
+    for k in count_attrs:
         attrs[k] = sum(m.attrs[k] for m in members)
-    for k in rule.list_attrs:
+    for k in list_attrs:
         attrs[k] = [x for m in members for x in m.attrs[k]]
     out_dtypes, out_shapes, remap = [], [], {}
     for a in range(len(op_def.output_args)):
