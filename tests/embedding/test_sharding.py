@@ -57,3 +57,22 @@ def test_a_table_made_under_replica_device_setter_gets_one_shard_per_ps_task():
             local = E.EmbeddingTable("not_sharded", 4)
     assert t.shard_devices == [f"/job:ps/replica:0/task:{i}/device:CPU:0" for i in range(3)]
     assert "/job:ps" in v.device and local.shard_devices is None
+
+
+def test_shards_on_devices_of_the_sessions_own_task_train_in_a_plain_session():
+    """Shards on the local task's devices are served in-process: same numbers as one table."""
+    batches = [np.random.default_rng(i).integers(0, 30, (6, 2)) for i in range(3)]
+
+    def run(devices):
+        with tf.Graph().as_default():
+            t = E.EmbeddingTable("local_shards", 3, optimizer=E.Adagrad(0.5), devices=devices)
+            ids = tf.placeholder(tf.int64, [None, 2])
+            loss = tf.reduce_sum(tf.square(t.lookup(ids) - 1.0))
+            train = E.apply_gradients(loss)
+            with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+                return [sess.run([loss, train], {ids: b})[0] for b in batches], t.stats(sess)["keys"]
+
+    sharded = run([f"/job:localhost/replica:0/task:0/device:CPU:{i}" for i in range(2)])
+    single = run(None)
+    np.testing.assert_allclose(sharded[0], single[0], rtol=1e-6)
+    assert sharded[1] == single[1] > 0

@@ -149,7 +149,6 @@ class _Router:
                     rpc.cancel()
             raise
 
-
     def _checked(self, task, incarnation, reply):
         first = self._incarnations.setdefault(task, incarnation)
         if first != incarnation:
