@@ -34,7 +34,7 @@ from sparseflow._src.distributed.proto import master_service_pb2, worker_service
 from sparseflow._src.distributed.rpc import Security, add_service, bind, make_server
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.proto import cluster_pb2
-from sparseflow._src.runtime.devices import DeviceMgr
+from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.worker import Worker
 
 _LOCAL_SERVERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # target -> Server in this process
@@ -94,12 +94,7 @@ class Server:
         self.security = sec
         self.config = config
         self.task_wait_seconds = task_wait_seconds
-        num_cpus = 1
-        if config is not None:
-            try:
-                num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-            except (AttributeError, TypeError):
-                num_cpus = 1
+        num_cpus = cpu_count_of(config)
         self.worker = Worker(DeviceMgr.local(num_cpus, job=job_name, task=self._task_index), self.remote_worker)
         self._remote: dict[str, object] = {}
         self._learned: dict[str, str] = {}  # task -> address of tasks masters told about (not in our spec)

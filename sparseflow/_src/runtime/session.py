@@ -22,7 +22,7 @@ from sparseflow._src.framework import default_session, errors
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
-from sparseflow._src.runtime.devices import DeviceMgr
+from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
 from sparseflow._src.runtime.master import GraphSource, MasterEnv, MasterSession, deadline_from
@@ -85,12 +85,7 @@ class BaseSession:
                                 f"'grpc://host:port' (a tf.train.Server's target; `import sparseflow` registers it).")
             self._master = factory(target, self._graph, config)
         else:
-            num_cpus = 1
-            if config is not None:
-                try:
-                    num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-                except (AttributeError, TypeError):
-                    num_cpus = 1
+            num_cpus = cpu_count_of(config)
             # A local session owns its worker: its devices, variables and tables end with it.
             self._worker = Worker(DeviceMgr.local(num_cpus))
             self._master = MasterSession(f"{secrets.randbits(64):016x}", GraphSource(self._graph),
