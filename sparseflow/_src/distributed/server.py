@@ -28,6 +28,7 @@ import atexit
 import threading
 import weakref
 
+from sparseflow._src.distributed.allocator import keep_large_buffers_in_heap
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 from sparseflow._src.distributed.proto import master_service_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Security, add_service, bind, make_server
@@ -68,6 +69,7 @@ class Server:
                  task_wait_seconds: float = DEFAULT_TASK_WAIT_SECONDS, rpc_threads: int = 256):
         if protocol not in (None, "grpc"):
             raise ValueError(f"Server protocol {protocol!r} is not supported; use 'grpc'.")
+        keep_large_buffers_in_heap()  # megabyte RPC buffers without a page fault per page (allocator.py)
         cluster = server_or_cluster_def
         if isinstance(cluster, (dict, cluster_pb2.ClusterDef)):
             cluster = ClusterSpec(cluster)
@@ -114,8 +116,8 @@ class Server:
         from sparseflow._src.distributed.worker_service import WorkerServicer
 
         self.master = MasterServicer(self)
-        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"],
-                    WorkerServicer(self.worker, self.learn_cluster))
+        self.worker_service = WorkerServicer(self.worker, self.learn_cluster)  # .table_requests counts table RPCs
+        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"], self.worker_service)
         add_service(self._grpc, master_service_pb2.DESCRIPTOR.services_by_name["MasterService"], self.master)
         self._started = False
         self._stopped = threading.Event()
