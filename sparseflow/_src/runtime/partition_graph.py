@@ -61,6 +61,7 @@ class PartitionGraph:
                        for d, ns in sorted(by_device.items())]
         self.needs_context = bool(self.others) or self.main.plan.needs_context
         self.nodes = nodes
+        self.remote_keys = _remote_recv_keys(nodes)  # pulled from other tasks at the start of a step
 
     @property
     def plans(self) -> list[Plan]:
@@ -69,6 +70,8 @@ class PartitionGraph:
     def run(self, feeds: list, step, deadline: float | None, session, run_options=None, stats: list | None = None,
             pool=None) -> list:
         """Runs every partition of this task for ``step`` (a StepState); returns the fetches."""
+        if self.remote_keys:
+            step.rendezvous.prefetch(self.remote_keys)
         if not self.others:
             ctx = StepContext(step.rendezvous, step.step_id, deadline, session, run_options, step.cancelled)
             return _execute(self.main.plan, feeds, ctx, stats, pool)
@@ -92,6 +95,21 @@ class PartitionGraph:
         if step.error is not None:
             raise step.error
         return out
+
+
+def _remote_recv_keys(nodes) -> list[str]:
+    """Rendezvous keys of the step-level ``_Recv`` nodes whose sender is on another task."""
+    from sparseflow._src.framework.rendezvous_key import create_key
+    from sparseflow._src.runtime.step import task_of_device
+
+    out = []
+    for n in nodes:
+        if n.op == "_Recv":
+            a = n.attrs
+            if task_of_device(a["send_device"]) != task_of_device(a["recv_device"]):
+                out.append(create_key(a["send_device"], a["send_device_incarnation"], a["recv_device"],
+                                      a["tensor_name"]))
+    return out
 
 
 def _run_other(plan: Plan, ctx: StepContext, stats, pool, step):

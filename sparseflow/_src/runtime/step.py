@@ -40,7 +40,7 @@ def task_of_device(device: str) -> str:
 class WorkerRendezvous:
     """The rendezvous of one step on one worker: local table plus pulls from other tasks."""
 
-    __slots__ = ("step_id", "task", "local", "_remote", "_pending", "_lock")
+    __slots__ = ("step_id", "task", "local", "_remote", "_pending", "_lock", "_prefetched")
 
     def __init__(self, step_id: int, task: str, remote):
         self.step_id = step_id
@@ -49,6 +49,26 @@ class WorkerRendezvous:
         self._remote = remote  # task name -> worker interface (recv_tensor_async), or None
         self._pending: set = set()  # cancel functions of RecvTensor calls in flight
         self._lock = threading.Lock()
+        self._prefetched: set = set()  # remote keys pulled at the start of the step into the local table
+
+    def prefetch(self, keys):
+        """Starts pulling every remote key of ``keys`` at once; each value lands in the local table,
+        where its ``_Recv`` finds it. A partition's receives then wait in parallel, not one by one."""
+        for key in keys:
+            if key in self._prefetched:
+                continue
+            self._prefetched.add(key)
+
+            def land(value, err, key=key):
+                if err is not None:
+                    self.abort(err)
+                else:
+                    try:
+                        self.local.send(key, value)
+                    except BaseException:  # noqa: BLE001 - the step was aborted meanwhile
+                        pass
+
+            self._pull(key, land)
 
     def send(self, key: str, value, is_dead: bool = False):
         self.local.send(key, value, is_dead)
@@ -58,9 +78,13 @@ class WorkerRendezvous:
 
     def recv_async(self, key: str, callback):
         src = self._src_task(key)
-        if src == self.task or self._remote is None:
+        if src == self.task or self._remote is None or key in self._prefetched:
             self.local.recv_async(key, callback)
             return
+        self._pull(key, callback)
+
+    def _pull(self, key: str, callback):
+        src = self._src_task(key)
         error = self.local.aborted
         if error is not None:
             callback(None, error)
@@ -84,7 +108,7 @@ class WorkerRendezvous:
 
     def recv(self, key: str, timeout: float | None = None):
         src = self._src_task(key)
-        if src == self.task or self._remote is None:
+        if src == self.task or self._remote is None or key in self._prefetched:
             return self.local.recv(key, timeout)
         box = []
         ready = threading.Event()
