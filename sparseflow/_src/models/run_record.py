@@ -30,7 +30,7 @@ _OPTIMIZER_KEYS = ("wide_optimizer", "deep_optimizer", "dense_optimizer")
 def _view(document: dict, structural: bool) -> dict:
     out = {}
     for (section, name), key in KEYS.items():
-        if key.structural != structural:
+        if key.structural != structural and name not in _OPTIMIZER_KEYS:  # (an optimizer's arguments are notes)
             continue
         value = document.get(section, {}).get(name)
         if structural and name in _OPTIMIZER_KEYS and isinstance(value, dict):
