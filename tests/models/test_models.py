@@ -72,10 +72,10 @@ def test_feature_keys_are_per_field_and_missing_is_a_category(tmp_path):
 
 
 def test_keys_are_the_readers_salted_hashes():
+    import pyarrow as pa
+
     from sparseflow._src.data.readers import hashing
     from sparseflow._src.models.features import _value_key
-
-    import pyarrow as pa
 
     keys = hashing.salt_keys(hashing.hash_strings(pa.array(["x"])), "col", None)
     assert keys[0] == _value_key("col", "x")
