@@ -21,8 +21,6 @@ from sparseflow._src.models import (
     train,
 )
 
-CRITEO = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "criteo")
-
 
 def _write_synthetic(path, n, seed):
     """A CSV whose label depends on a categorical (x), an interaction (a, b) and a numeric (v)."""

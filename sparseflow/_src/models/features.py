@@ -19,10 +19,13 @@ Example:
     >>> spec = FeatureSpec(columns=["a", "b", "y"], label="y", numeric=["a"], categorical=["b"],
     ...                    buckets={"a": [2.0]}, crosses=[["b", "a_bucket"]])
     >>> block = read_csv(path, spec.schema(), header=False, column_names=spec.columns).read_all()
-    >>> stats = FitStats(spec); stats.add(block); stats.finish()
+    >>> stats = FitStats(spec)
+    >>> stats.add(block)
+    >>> _ = stats.finish()
     >>> out = spec.transform(block)
-    >>> out["wide"].shape, out["deep"].shape, out["numeric"].round(2).tolist(), out["label"].tolist()
-    ((3, 3), (3, 2), [[-0.26], [1.34], [-1.07]], [[1.0], [0.0], [0.0]])
+    >>> numeric = [round(float(v), 2) for v in out["numeric"].ravel()]
+    >>> out["wide"].shape, out["deep"].shape, numeric, out["label"].ravel().tolist()
+    ((3, 3), (3, 2), [-0.27, 1.34, -1.07], [1.0, 0.0, 0.0])
 """
 
 from __future__ import annotations

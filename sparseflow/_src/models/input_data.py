@@ -15,7 +15,7 @@ Example:
     (32561, 7841)
     >>> batch = next(iter(training_batches(cfg, epoch=0, batch_size=4)))
     >>> batch["wide"].shape, batch["label"].shape
-    ((4, 14), (4, 1))
+    ((4, 16), (4, 1))
 """
 
 from __future__ import annotations

@@ -301,6 +301,9 @@ def predict(cfg: Config, output, model_dir=None, paths=None, id_column=None, log
     if not paths:
         raise ValueError("no input data: give files with --input or [data] eval in the config")
     id_column = id_column or cfg.data.get("id")
+    if id_column in (*cfg.features.input_columns, cfg.features.label):
+        raise ValueError(f"the id column {id_column!r} is a feature or the label of the model; give a column that "
+                         "only identifies the rows (predictions are written next to its text)")
     extra = [id_column] if id_column else []
     graph, g, sess, ckpt = _restored(cfg, model_dir, log)
     print(f"predicting with {ckpt}", file=log, flush=True)
