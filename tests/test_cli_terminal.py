@@ -82,7 +82,7 @@ def test_a_pipe_gets_whole_lines_one_per_epoch(workdir):
     lines = proc.stderr.splitlines()
     assert [line.split("  ")[0] for line in lines if line.startswith("epoch ")] == ["epoch 1/3", "epoch 2/3",
                                                                                      "epoch 3/3"]
-    assert len(lines) == 6  # checkpoints, read, three epochs, eval
+    assert len(lines) == 7  # checkpoints, reading, read, three epochs, eval
     assert list(json.loads(proc.stdout))[:3] == ["auc", "accuracy", "logloss"]
 
 

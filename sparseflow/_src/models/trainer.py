@@ -178,6 +178,9 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, log=None, evaluate
     print(f"checkpoints: {model_dir}", file=log, flush=True)
     resuming = _prepare_model_dir(cfg, model_dir, overwrite, log)
     t0 = time.perf_counter()
+    size = sum(os.path.getsize(p) for p in cfg.train_paths if os.path.isfile(p))
+    print(f"reading {len(cfg.train_paths)} training file(s), {size / 2**20:,.1f} MB: statistics and checks",
+          file=log, flush=True)
     stats = input_data.fit(cfg)
     input_data.check_training_data(cfg, stats, lambda text: print(text, file=log, flush=True))
     examples = stats.read["rows_out"]
