@@ -166,3 +166,22 @@ def _wait_for(cond, seconds=30.0):
                 raise AssertionError("condition not reached in time")
     finally:
         timer.cancel()
+
+
+def test_the_chiefs_step_deadline_bounds_the_parameter_servers_waits():
+    servers = _cluster(workers=1)
+    try:
+        reps = _Replicas(servers, "sgd", aggregate=1, total=1, var_list=[])
+        model, opt, _, _, init, _, sess = reps.chief
+        sess.run(init)
+        sess.run(model.first_rows, {model.probe: M.VOCAB})
+        sess.run(opt.chief_init_op)
+        (sync_op,) = opt.get_chief_queue_runner().enqueue_ops
+        with pytest.raises(tf.errors.DeadlineExceededError):  # no push: the apply waits, until the deadline
+            sess.run(sync_op, options=tf.RunOptions(timeout_in_ms=300))
+        accumulators = [s.grad_accumulator for s in _shards(servers)]
+        _wait_for(lambda: all(a.waiting == 0 for a in accumulators))
+        assert [a.global_step for a in accumulators] == [0, 0]
+        sess.close()
+    finally:
+        _stop(servers)

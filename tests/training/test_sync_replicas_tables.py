@@ -217,3 +217,104 @@ def test_graph_structure():
         assert dequeue and "EmbeddingTableAccumulate" in {op.type for op in _ancestors(dequeue[0])}  # pushed first
         init_types = {c.type for c in opt.chief_init_op.control_inputs}
         assert "EmbeddingTableSetSyncStep" in init_types
+
+
+def _two_lookup_model(opt, global_step):
+    """Two lookups of one table split over two CPUs (keys of both sides are averaged together)."""
+    table = E.get_table("two_parts")
+    a = tf.placeholder(tf.int64, [None, 2])
+    b = tf.placeholder(tf.int64, [None])
+    c = tf.placeholder(tf.float32, [None])
+    pred = tf.reduce_sum(table.lookup(a), [1, 2]) * tf.reduce_sum(table.lookup(b, labels=c), 1)
+    loss = tf.reduce_mean(tf.square(pred - 1.0))
+    return (a, b, c), (E.minimize(loss, opt, global_step=global_step) if opt is not None else
+                       E.apply_gradients(loss))
+
+
+def _two_lookup_batch(worker, step):
+    r = np.random.RandomState(10 * step + worker)
+    return r.choice(M.VOCAB[:6], (4, 2)), r.choice(M.VOCAB[3:], 4), (r.rand(4) > 0.5).astype(np.float32)
+
+
+def _export(sess, table):
+    e = sess.run(table.export())  # the rows of each part, sorted by key
+    order = np.argsort(e.keys)
+    return tuple(x[order] for x in (e.keys, e.values, e.state, e.show, e.click))
+
+
+TWO_CPUS = tf.ConfigProto(device_count={"CPU": 2})
+
+
+def test_a_table_in_two_parts_looked_up_twice_per_replica_trains_like_one_worker():
+    """A replica's lookups of one table make one push per part per step (their gradients summed by key:
+    applied once, unlike one worker's separate pushes per lookup, so SGD is what both do alike)."""
+    steps = 2
+    batches = [[_two_lookup_batch(i, s) for i in range(2)] for s in range(steps)]
+    with tf.Graph().as_default() as g:
+        table = E.EmbeddingTable("two_parts", 3, optimizer=E.SGD(0.2), seed=3, devices=["/cpu:0", "/cpu:1"])
+        gs = tf.train.get_or_create_global_step()
+        replicas = []
+        for i in range(2):
+            with tf.name_scope(f"worker{i}"):
+                opt = _sync_opt(2, 2)
+                replicas.append((*_two_lookup_model(opt, gs), opt))
+        accumulates = [op for op in g.get_operations() if op.type == "EmbeddingTableAccumulate"]
+        assert len(accumulates) == 4  # one per part per replica, each lookup's keys concatenated
+        chief = replicas[0][2]
+        with tf.Session(config=TWO_CPUS) as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer(), chief.chief_init_op])
+            sess.run(replicas[1][2].local_step_init_op)
+            coord = tf.train.Coordinator()
+            threads = chief.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
+            for s in range(steps):
+                run_concurrently([lambda i=i, b=batches[s][i]: sess.run(replicas[i][1], M.feed(replicas[i][0], b),
+                                                                         options=M.TIMEOUT) for i in range(2)])
+            assert sess.run(gs) == steps
+            assert [p.step for p in table.resources(sess)] == [steps, steps]
+            got = _export(sess, table)
+            coord.request_stop()
+            sess.close()
+            coord.join(threads, stop_grace_period_secs=30)
+    with tf.Graph().as_default():
+        table = E.EmbeddingTable("two_parts", 3, optimizer=E.SGD(0.2), seed=3)
+        placeholders, train = _two_lookup_model(None, None)
+        with tf.Session() as sess:
+            for s in range(steps):
+                sess.run(train, M.feed(placeholders, M.concatenated(batches[s])))
+            want = _export(sess, table)
+    np.testing.assert_array_equal(got[0], want[0])
+    for a, b in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _direct_sync_ops(name="errs"):
+    from sparseflow._src.embedding.sync import TableSyncStep
+
+    t = E.EmbeddingTable(name, 2, optimizer=E.SGD(1.0), initializer=0.0)
+    keys = tf.placeholder(tf.int64, [None])
+    rows = t.pull(keys)
+    grads = tf.placeholder(tf.float32, [None, None])
+    sync = TableSyncStep([(grads, E.lookups()[-1])])
+    return keys, rows, grads, sync
+
+
+def test_errors_name_the_table_and_what_to_fix():
+    with tf.Graph().as_default():
+        keys, rows, grads, sync = _direct_sync_ops()
+        push, apply = sync.accumulate(0), sync.apply(2)
+        with tf.Session() as sess:
+            sess.run(rows, {keys: [1, 2]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"table 'errs': gradients of shape \[2, 3\] for "
+                                                                     r"2 keys of dim 2"):
+                sess.run(push, {keys: [1, 2], grads: np.ones((2, 3))})
+            sess.run(push, {keys: [1, 2], grads: np.ones((2, 2))})
+            with pytest.raises(tf.errors.DeadlineExceededError, match=r"waiting for 2 pushes to embedding table "
+                                                                      r"'errs' \(it has 1 for global step 0\)"):
+                sess.run(apply, options=tf.RunOptions(timeout_in_ms=100))
+        with pytest.raises(ValueError, match="at least one table lookup"):
+            from sparseflow._src.embedding.sync import TableSyncStep
+
+            TableSyncStep([])
+        loss = tf.reduce_sum(rows)
+        with pytest.raises(TypeError, match=r"takes a tf.train.SyncReplicasOptimizer.*sparseflow.embedding.minimize"):
+            E.apply_gradients(loss, optimizer=tf.train.GradientDescentOptimizer(0.1))
