@@ -31,18 +31,20 @@ def _stop(servers):
 class _Replicas:
     """One graph and session per worker task (between-graph replication); worker 0 is the chief."""
 
-    def __init__(self, servers, kind, aggregate, total, var_list=None):
+    def __init__(self, servers, kind, aggregate, total, var_list=None, task=None):
+        """``task``: run every replica on that task (its server's sessions) instead of worker i."""
         self.parts = []
         for i in range(total):
+            job, index = (task or f"worker:{i}").split(":")
             g = tf.Graph()
             with g.as_default():
-                model = M.Model(kind, table_devices=PS2, ps=PS2[0], worker=f"/job:worker/task:{i}")
+                model = M.Model(kind, table_devices=PS2, ps=PS2[0], worker=f"/job:{job}/task:{index}")
                 opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(M.LR_DENSE),
                                                      replicas_to_aggregate=aggregate, total_num_replicas=total)
                 placeholders, train = model.replica(opt, [] if var_list == [] else None)
                 init = (tf.global_variables_initializer(), tf.local_variables_initializer())
                 tokens = opt.get_init_tokens_op(num_tokens=0)
-            sess = tf.Session(servers[f"worker:{i}"].target, graph=g)
+            sess = tf.Session(servers[task or f"worker:{i}"].target, graph=g)
             self.parts.append((model, opt, placeholders, train, init, tokens, sess))
 
     @property
@@ -183,5 +185,28 @@ def test_the_chiefs_step_deadline_bounds_the_parameter_servers_waits():
         _wait_for(lambda: all(a.waiting == 0 for a in accumulators))
         assert [a.global_step for a in accumulators] == [0, 0]
         sess.close()
+    finally:
+        _stop(servers)
+
+
+def test_a_shard_on_the_chiefs_own_task_accumulates_and_waits_in_process():
+    """Replicas running on ps:0: its shard is served without RPCs (also the chief's wait, which
+    closing the session cancels), shard 1 over TableAccumulate / TableApplyAccumulated."""
+    batches = [[M.batch(i, s) for i in range(2)] for s in range(2)]
+    servers = _cluster(workers=1)
+    try:
+        reps = _Replicas(servers, "sgd", aggregate=2, total=2, var_list=[], task="ps:0")
+        reps.start()
+        before = _requests(servers)
+        for s in range(2):
+            run_concurrently([lambda i=i, b=batches[s][i]: reps.run(i, b) for i in range(2)])
+        after = _requests(servers)
+        assert after[0] == before[0] == {}  # ps:0 served its shard in-process
+        assert after[1]["TableAccumulate"] - before[1].get("TableAccumulate", 0) == 4
+        accumulators = [s.grad_accumulator for s in _shards(servers)]
+        _wait_for(lambda: all(a.waiting == 1 for a in accumulators))  # the chief waits for step 2's pushes
+        reps.stop()
+        _wait_for(lambda: all(a.waiting == 0 for a in accumulators))
+        assert [a.global_step for a in accumulators] == [2, 2]
     finally:
         _stop(servers)

@@ -318,3 +318,29 @@ def test_errors_name_the_table_and_what_to_fix():
         loss = tf.reduce_sum(rows)
         with pytest.raises(TypeError, match=r"takes a tf.train.SyncReplicasOptimizer.*sparseflow.embedding.minimize"):
             E.apply_gradients(loss, optimizer=tf.train.GradientDescentOptimizer(0.1))
+
+
+def test_a_monitored_training_session_with_the_hook_trains_tables_like_one_plain_worker():
+    steps = 3
+    batches = [[M.batch(0, s)] for s in range(steps)]
+    with tf.Graph().as_default():
+        model = M.Model("adagrad")
+        opt = _sync_opt(1, 1)
+        placeholders, train = model.replica(opt)
+        hooks = [opt.make_session_run_hook(is_chief=True, num_tokens=0), tf.train.StopAtStepHook(last_step=steps)]
+        e = model.table.export()
+        final = tf.train.FinalOpsHook([model.rows, model.w, model.b, e.keys, e.show, e.click],
+                                      {model.probe: M.VOCAB})
+        with tf.train.MonitoredTrainingSession(hooks=hooks + [final], stop_grace_period_secs=1) as sess:
+            sess.run(model.first_rows, {model.probe: M.VOCAB})
+            k = 0
+            while not sess.should_stop():
+                sess.run(train, M.feed(placeholders, batches[k][0]), options=M.TIMEOUT)
+                k += 1
+    rows, w, b, keys, show, click = final.final_ops_values
+    got = (rows, w, b, {int(k): (s, c) for k, s, c in zip(keys.view(np.int64), show, click)})
+    want = M.single_worker_run("adagrad", batches)
+    assert k == steps
+    for a, b in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert got[3] == want[3]
