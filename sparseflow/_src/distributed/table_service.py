@@ -1,4 +1,5 @@
-"""TablePull / TablePush: the WorkerService RPCs of embedding tables sharded over tasks.
+"""TablePull / TablePush (and, for synchronous training, TableAccumulate / TableApplyAccumulated /
+TableSetSyncStep): the WorkerService RPCs of embedding tables sharded over tasks.
 
 The servicer side (``TableServicer``, mixed into ``WorkerServicer``) turns the protos into
 ``kernels.embedding_service.TableShards`` calls on this task's devices; the client side
@@ -8,16 +9,21 @@ field per table per request; decoding is one copy into an aligned, writable arra
 a request id and is applied at most once; the servicer counts the requests it served
 (``table_requests``, e.g. ``{"TablePull": 3, "TablePush": 3}``) for tests and monitoring.
 
+``TableApplyAccumulated`` blocks until the workers' pushes of the step are in: the servicer waits
+under the call's cancellation (the chief's session closed or its step failed: the client cancels
+the call) and the request's ``timeout_in_ms`` (the chief's step deadline), never forever.
+
 Example:
     >>> from sparseflow._src.distributed.proto import worker_service_pb2
-    >>> [m.name for m in worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"].methods][-2:]
-    ['TablePull', 'TablePush']
+    >>> [m.name for m in worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"].methods][-5:]
+    ['TablePull', 'TablePush', 'TableAccumulate', 'TableApplyAccumulated', 'TableSetSyncStep']
 """
 
 from __future__ import annotations
 
 import collections
 import threading
+import time
 from concurrent.futures import Future
 
 import numpy as np
@@ -25,7 +31,14 @@ import numpy as np
 from sparseflow._src.distributed.proto import worker_pb2
 from sparseflow._src.distributed.rpc import DEFAULT_RPC_TIMEOUT
 from sparseflow._src.framework import errors
-from sparseflow._src.kernels.embedding_service import PullItem, PushItem, shards_of
+from sparseflow._src.kernels.embedding_service import (
+    AccumulateItem,
+    ApplyItem,
+    PullItem,
+    PushItem,
+    SyncStepItem,
+    shards_of,
+)
 
 _U64 = np.dtype("<u8")
 _I32 = np.dtype("<i4")
@@ -78,6 +91,52 @@ class TableServicer:
             items.append(PushItem(it.config, it.part, keys, grads, counts, clicks, float(it.learning_rate)))
         return worker_pb2.TablePushResponse(dropped=shards.push(items), incarnation=shards.incarnation)
 
+    def TableAccumulate(self, req, context):
+        self._count("TableAccumulate")
+        self._requests.track(req.request_id, "TableAccumulate")
+        shards = shards_of(self.worker.devices)
+        items = []
+        for it in req.tables:
+            dim = shards.table(it.config).spec.dim
+            keys = decode(it.keys, _U64, "TableAccumulate keys")
+            n = keys.shape[0]
+            grads = decode(it.grads, _F32, "TableAccumulate gradients", n * dim).reshape(n, dim)
+            counts = decode(it.counts, _F32, "TableAccumulate counts", n if it.counts else 0)
+            clicks = decode(it.clicks, _F32, "TableAccumulate clicks", n if it.clicks else 0)
+            items.append(AccumulateItem(it.config, it.part, keys, grads, counts, clicks, int(it.local_step)))
+        return worker_pb2.TableAccumulateResponse(accepted=shards.accumulate(items), incarnation=shards.incarnation)
+
+    def TableApplyAccumulated(self, req, context):
+        self._count("TableApplyAccumulated")
+        self._requests.track(req.request_id, "TableApplyAccumulated")
+        shards = shards_of(self.worker.devices)
+        items = [ApplyItem(it.config, it.part, int(it.num_required), float(it.learning_rate)) for it in req.tables]
+        applied = shards.apply_accumulated(items, CallWait(context, req.timeout_in_ms))
+        return worker_pb2.TableApplyAccumulatedResponse(num_aggregated=[a[0] for a in applied],
+                                                        dropped=[a[1] for a in applied],
+                                                        incarnation=shards.incarnation)
+
+    def TableSetSyncStep(self, req, context):
+        self._count("TableSetSyncStep")
+        shards = shards_of(self.worker.devices)
+        shards.set_sync_step([SyncStepItem(it.config, it.part, int(it.global_step)) for it in req.tables])
+        return worker_pb2.TableSetSyncStepResponse(incarnation=shards.incarnation)
+
+
+class CallWait:
+    """What a blocking wait inside an RPC handler checks (blocking.py's ``ctx``): ``cancelled`` is set
+    when the call ends early (the client cancelled it, or the server stops), ``remaining()`` counts
+    down ``timeout_in_ms`` (none when 0)."""
+
+    def __init__(self, context, timeout_in_ms: int = 0):
+        self.cancelled = threading.Event()
+        self.deadline = time.monotonic() + timeout_in_ms / 1000.0 if timeout_in_ms > 0 else None
+        if context is not None and not context.add_callback(self.cancelled.set):
+            self.cancelled.set()  # the call has already ended
+
+    def remaining(self):
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
 
 class TableClient:
     """``table_pull_async`` / ``table_push_async`` of a ``RemoteWorker`` (which has ``_client``,
@@ -109,6 +168,37 @@ class TableClient:
                            clicks=it.clicks.astype(_F32, copy=False).tobytes(), learning_rate=it.learning_rate)
         f = self._client.future("TablePush", req, _timeout(timeout))
         return _chain(f, lambda resp: (resp.incarnation, list(resp.dropped)))
+
+    def table_accumulate_async(self, items, timeout: float | None = None):
+        req = worker_pb2.TableAccumulateRequest(request_id=self.next_request_id())
+        for it in items:
+            req.tables.add(config=it.config, part=it.part, keys=it.keys.astype(_U64, copy=False).tobytes(),
+                           grads=it.grads.astype(_F32, copy=False).tobytes(),
+                           counts=it.counts.astype(_F32, copy=False).tobytes(),
+                           clicks=it.clicks.astype(_F32, copy=False).tobytes(), local_step=int(it.local_step))
+        f = self._client.future("TableAccumulate", req, _timeout(timeout))
+        return _chain(f, lambda resp: (resp.incarnation, list(resp.accepted)))
+
+    def table_apply_accumulated_async(self, items, timeout: float | None = None):
+        """Waits on the server for the workers' pushes: no deadline but the step's (``timeout``), which
+        the server enforces itself (naming the table); the call's own deadline is a little later."""
+        req = worker_pb2.TableApplyAccumulatedRequest(request_id=self.next_request_id())
+        for it in items:
+            req.tables.add(config=it.config, part=it.part, num_required=int(it.num_required),
+                           learning_rate=it.learning_rate)
+        rpc_timeout = None
+        if timeout is not None:
+            req.timeout_in_ms = max(1, int(timeout * 1000))
+            rpc_timeout = max(0.001, timeout) + 5.0
+        f = self._client.future("TableApplyAccumulated", req, rpc_timeout)
+        return _chain(f, lambda resp: (resp.incarnation, list(zip(resp.num_aggregated, resp.dropped))))
+
+    def table_set_sync_step_async(self, items, timeout: float | None = None):
+        req = worker_pb2.TableSetSyncStepRequest()
+        for it in items:
+            req.tables.add(config=it.config, part=it.part, global_step=int(it.global_step))
+        f = self._client.future("TableSetSyncStep", req, _timeout(timeout))
+        return _chain(f, lambda resp: (resp.incarnation, None))
 
 
 def _timeout(timeout):

@@ -338,7 +338,8 @@ class EmbeddingTable:
         return counts[0] if len(counts) == 1 else math_ops.add_n(counts, name=name)
 
     def stats_tensor(self):
-        """A float64 vector of ``embedding_ops.STATS_FIELDS`` summed over the parts (the step: max)."""
+        """A float64 vector of ``embedding_ops.STATS_FIELDS`` summed over the parts (the step and the
+        stale synchronous pushes, which every part sees alike: their max)."""
         if self._stats is not None:
             return self._stats
         g = self.graph
@@ -352,9 +353,9 @@ class EmbeddingTable:
             from sparseflow._src.ops import math_reduction
 
             stacked = array_ops.stack(parts)
-            is_step = np.array([f == "step" for f in E.STATS_FIELDS], dtype=np.float64)
-            self._stats = math_ops.add(math_reduction.reduce_sum(stacked, 0) * (1.0 - is_step),
-                                       math_reduction.reduce_max(stacked, 0) * is_step, name=f"{self.name}_stats")
+            per_step = np.array([f in ("step", "stale_pushes") for f in E.STATS_FIELDS], dtype=np.float64)
+            self._stats = math_ops.add(math_reduction.reduce_sum(stacked, 0) * (1.0 - per_step),
+                                       math_reduction.reduce_max(stacked, 0) * per_step, name=f"{self.name}_stats")
         return self._stats
 
     def export(self):
@@ -483,14 +484,27 @@ def apply_lookup_gradients(grads_and_lookups, name=None):
     return core_ops.group(*pushes, name=name or "embedding_push")
 
 
-def apply_gradients(loss, tables=None, name=None):
+def apply_gradients(loss, tables=None, name=None, optimizer=None, global_step=None):
     """An op pushing d``loss``/d(pulled rows) of every training lookup (of ``tables``, default all) to
     the tables. Use beside the dense optimizer:
-    ``tf.group(dense_opt.minimize(loss), sparseflow.embedding.apply_gradients(loss))``."""
+    ``tf.group(dense_opt.minimize(loss), sparseflow.embedding.apply_gradients(loss))``.
+
+    With ``optimizer`` a ``tf.train.SyncReplicasOptimizer`` (and ``global_step``) the rows are
+    trained synchronously instead: the op is that optimizer's worker train op for the tables alone
+    (a model whose dense variables are trained too uses :func:`minimize`, one synchronous step for
+    both; see sync.py)."""
+    from sparseflow._src.embedding import sync
+
+    if optimizer is not None and not sync.trains_tables_synchronously(optimizer):
+        raise TypeError(f"apply_gradients(optimizer=...) takes a tf.train.SyncReplicasOptimizer (tables trained in "
+                        f"its synchronous steps), got {optimizer!r}; tables train with their own optimizers, dense "
+                        f"variables with sparseflow.embedding.minimize(loss, optimizer).")
     pairs, _ = compute_gradients(loss, tables)
     if not pairs:
         raise ValueError(f"No embedding lookup of {'the given tables' if tables else 'this graph'} reaches the loss "
                          f"{loss}: nothing to push.")
+    if optimizer is not None:
+        return optimizer.apply_gradients_with_tables([], pairs, global_step=global_step, name=name)
     return apply_lookup_gradients(pairs, name=name)
 
 
@@ -499,7 +513,13 @@ def minimize(loss, optimizer=None, global_step=None, var_list=None, tables=None,
     """One training op from one backward pass: ``optimizer`` (a ``tf.train`` optimizer) updates the
     dense ``var_list`` (default: trainable variables) and every table (default: all with training
     lookups in the graph) gets its rows' gradients. ``global_step`` is incremented once (after the
-    dense update when there is one). The other arguments are ``Optimizer.minimize``'s."""
+    dense update when there is one). The other arguments are ``Optimizer.minimize``'s.
+
+    With a ``tf.train.SyncReplicasOptimizer`` the tables take part in its synchronous steps: each
+    worker's row gradients are accumulated by key on the table part owning them, and the chief
+    applies their average once per global step (with each table's own optimizer), before it
+    releases the workers' tokens; stale and backup workers' pushes are dropped (see sync.py)."""
+    from sparseflow._src.embedding import sync
     from sparseflow._src.ops.variables import trainable_variables
 
     g = get_default_graph()
@@ -507,10 +527,13 @@ def minimize(loss, optimizer=None, global_step=None, var_list=None, tables=None,
     pairs, dense_grads = compute_gradients(loss, tables, extra_xs=[v._ref() for v in dense], grad_loss=grad_loss,
                                            aggregation_method=aggregation_method,
                                            colocate_gradients_with_ops=colocate_gradients_with_ops)
+    gv = [(gr, v) for gr, v in zip(dense_grads, dense) if gr is not None]
+    if sync.trains_tables_synchronously(optimizer) and (pairs or gv):
+        return optimizer.apply_gradients_with_tables(gv, pairs, global_step=global_step,
+                                                     name=name or "embedding_minimize")
     ops = []
     if pairs:
         ops.append(apply_lookup_gradients(pairs))
-    gv = [(gr, v) for gr, v in zip(dense_grads, dense) if gr is not None]
     if gv:
         ops.append(optimizer.apply_gradients(gv, global_step=global_step))
     elif global_step is not None:

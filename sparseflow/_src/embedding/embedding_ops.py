@@ -34,7 +34,7 @@ __all__ = ["table_handle", "table_pull", "table_push", "table_export", "table_im
            "table_stats", "unique_keys", "part_index", "STATS_FIELDS"]
 
 STATS_FIELDS = ("keys", "candidates", "memory_bytes", "step", "dropped_gradients", "evicted", "admitted",
-                "capacity", "row_capacity")
+                "capacity", "row_capacity", "stale_pushes")
 
 _SCALAR = TensorShape([])
 _VEC = TensorShape([None])

@@ -1,4 +1,6 @@
-"""CPU kernels of EmbeddingClusterPull / EmbeddingClusterPush (sparseflow/_src/embedding/cluster_ops.py).
+"""CPU kernels of EmbeddingClusterPull / EmbeddingClusterPush (sparseflow/_src/embedding/cluster_ops.py)
+and of synchronous training's EmbeddingClusterAccumulate / ApplyAccumulated / SetSyncStep
+(sparseflow/_src/embedding/sync_ops.py).
 
 Per step, for N tables at once: each table's unique keys are split by owning shard
 (``shard_ids(key, num_shards, PART_SALT)``: a hash of the key, so skewed ids such as multiples of
@@ -13,6 +15,13 @@ Kernels reach other tasks through the worker the runtime puts in the session's k
 ``worker.remote(task)`` (another task's worker interface, whose ``table_pull_async`` /
 ``table_push_async`` the distributed layer implements over gRPC). This module never imports the
 distributed layer.
+
+Synchronous training sends the same shape of requests: a worker's accumulate (one
+``TableAccumulate`` per task, an item for every shard of every table, so each shard counts one push
+per worker step), and the chief's apply (one ``TableApplyAccumulated`` per task) and set-step
+(``TableSetSyncStep``). The apply waits on the parameter servers until the workers' pushes are in;
+its call has no deadline but the step's, and is cancelled when the step is (the servers' waits then
+end too). A shard on this very task waits in-process, under the step's cancellation and deadline.
 """
 
 from __future__ import annotations
@@ -25,7 +34,15 @@ from google.protobuf import text_format
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.proto.embedding_table_pb2 import EmbeddingTableConfig
 from sparseflow._src.kernels import embedding_hash as H
-from sparseflow._src.kernels.embedding_service import PullItem, PushItem, parse_config, shards_of
+from sparseflow._src.kernels.embedding_service import (
+    AccumulateItem,
+    ApplyItem,
+    PullItem,
+    PushItem,
+    SyncStepItem,
+    parse_config,
+    shards_of,
+)
 from sparseflow._src.kernels.registry import register_kernel
 
 _EMPTY_I = np.zeros(0, np.int32)
@@ -72,11 +89,20 @@ class _LocalClient:
     def __init__(self, shards):
         self._shards = shards
 
-    def table_pull_async(self, items, timeout=None):
+    def table_pull_async(self, items, timeout=None, ctx=None):
         return _run(lambda: (self._shards.incarnation, self._shards.pull(items)))
 
-    def table_push_async(self, items, timeout=None):
+    def table_push_async(self, items, timeout=None, ctx=None):
         return _run(lambda: (self._shards.incarnation, self._shards.push(items)))
+
+    def table_accumulate_async(self, items, timeout=None, ctx=None):
+        return _run(lambda: (self._shards.incarnation, self._shards.accumulate(items)))
+
+    def table_apply_accumulated_async(self, items, timeout=None, ctx=None):
+        return _run(lambda: (self._shards.incarnation, self._shards.apply_accumulated(items, ctx)))
+
+    def table_set_sync_step_async(self, items, timeout=None, ctx=None):
+        return _run(lambda: (self._shards.incarnation, self._shards.set_sync_step(items)))
 
 
 def _run(fn):
@@ -132,8 +158,8 @@ class _Router:
                     continue
                 pending[task] = getattr(client, method)(items, *args, timeout=timeout)
             replies = {}
-            if local is not None:
-                replies[local[0]] = getattr(local[1], method)(local[2], *args).result()
+            if local is not None:  # a blocking call (the chief's apply) waits under the step's ctx
+                replies[local[0]] = getattr(local[1], method)(local[2], *args, ctx=ctx).result()
             waiting = set(pending.values())
             while waiting:
                 _, waiting = concurrent.futures.wait(waiting, timeout=_POLL_SECONDS)
@@ -235,5 +261,79 @@ def _cluster_push(node):
                 item = PushItem(m.config, part, sel(keys), sel(grads), sel(counts), sel(clicks), lr)
                 requests.setdefault(m.tasks[part], []).append(item)
         router.call(ctx, requests, "table_push_async")
+
+    return compute
+
+
+# ---------------------------------------------------------------------- synchronous training
+def _per_shard_requests(members, make_item):
+    """{task: [item for every shard of every member]} with ``make_item(t, member, part)``."""
+    requests: dict[str, list] = {}
+    for t, m in enumerate(members):
+        for part in range(m.table.num_parts):
+            requests.setdefault(m.tasks[part], []).append(make_item(t, m, part))
+    return requests
+
+
+@register_kernel("EmbeddingClusterAccumulate", needs_context=True)
+def _cluster_accumulate(node):
+    members = [_Member(t, node) for t in node.attrs["tables"]]
+    router = _Router(node)
+    n = len(members)
+
+    def compute(ctx, *inputs):
+        requests: dict[str, list] = {}
+        for t, m in enumerate(members):
+            what = f"synchronous push to {m.table.name!r}"
+            keys = _keys_u64(inputs[t], what)
+            u = keys.shape[0]
+            grads = np.asarray(inputs[n + t])
+            if grads.shape != (u, m.dim):
+                raise errors.InvalidArgumentError(None, None, f"{what}: gradients of shape {list(grads.shape)} for "
+                                                              f"{u} keys of dim {m.dim}.")
+            grads = np.ascontiguousarray(grads, dtype=np.float32)
+            counts = _per_key(inputs[2 * n + t], u, np.float32, f"{what}: counts")
+            clicks = _per_key(inputs[3 * n + t], u, np.float32, f"{what}: clicks")
+            local_step = int(inputs[4 * n + t])
+            for part, pos in m.split(keys):  # every shard gets an item: it counts one push per worker step
+                def sel(a, pos=pos):
+                    return _EMPTY_F if a is None else (a if pos is None else a[pos])
+
+                item = AccumulateItem(m.config, part, sel(keys), sel(grads), sel(counts), sel(clicks), local_step)
+                requests.setdefault(m.tasks[part], []).append(item)
+        router.call(ctx, requests, "table_accumulate_async")
+
+    return compute
+
+
+@register_kernel("EmbeddingClusterApplyAccumulated", needs_context=True)
+def _cluster_apply_accumulated(node):
+    members = [_Member(t, node) for t in node.attrs["tables"]]
+    router = _Router(node)
+    n = len(members)
+
+    def compute(ctx, *inputs):
+        required = [int(inputs[t]) for t in range(n)]
+        for m, r in zip(members, required):
+            if r < 1:
+                raise errors.InvalidArgumentError(None, None, f"Synchronous step of embedding table {m.table.name!r}:"
+                                                              f" num_required must be positive, got {r}.")
+        rates = [float(inputs[n + t]) for t in range(n)]
+        router.call(ctx, _per_shard_requests(members, lambda t, m, part: ApplyItem(m.config, part, required[t],
+                                                                                    rates[t])),
+                    "table_apply_accumulated_async")
+
+    return compute
+
+
+@register_kernel("EmbeddingClusterSetSyncStep", needs_context=True)
+def _cluster_set_sync_step(node):
+    members = [_Member(t, node) for t in node.attrs["tables"]]
+    router = _Router(node)
+
+    def compute(ctx, *steps):
+        router.call(ctx, _per_shard_requests(members, lambda t, m, part: SyncStepItem(m.config, part,
+                                                                                       int(steps[t]))),
+                    "table_set_sync_step_async")
 
     return compute

@@ -4,7 +4,9 @@ in batches of items (one item per table shard).
 
 Two callers share it: the WorkerService's ``TablePull``/``TablePush`` (distributed/table_service.py
 turns the protos into these calls) and, in-process, a worker's cluster pull/push kernels for the
-shards on their own task (embedding_cluster.py). A shard lives in the ResourceMgr of its device
+shards on their own task (embedding_cluster.py). Synchronous training adds ``accumulate``,
+``apply_accumulated`` and ``set_sync_step`` (the ``TableAccumulate``, ``TableApplyAccumulated`` and
+``TableSetSyncStep`` RPCs; semantics in embedding_sync.py). A shard lives in the ResourceMgr of its device
 under ``(container, "<table>_part_<p>")``, so it outlives client sessions, and graph ops placed on
 that device (stats, eviction, checkpoints) see the very same object.
 
@@ -43,9 +45,11 @@ import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.proto.embedding_table_pb2 import EmbeddingTableConfig
+from sparseflow._src.kernels import embedding_sync
 from sparseflow._src.kernels.embedding_table import EmbeddingTableResource, TableSpec
 
-__all__ = ["PullItem", "PushItem", "TableShards", "ShardedTable", "parse_config", "shard_name", "shards_of"]
+__all__ = ["PullItem", "PushItem", "AccumulateItem", "ApplyItem", "SyncStepItem", "TableShards", "ShardedTable",
+           "parse_config", "shard_name", "shards_of"]
 
 _EMPTY_I = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float32)
@@ -116,6 +120,39 @@ class PushItem:
     counts: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
     clicks: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
     learning_rate: float = 0.01
+
+
+@dataclasses.dataclass
+class AccumulateItem:
+    """Add a worker's ``grads`` ([keys, dim] float32) for the rows of ``keys`` of shard ``part``,
+    computed at ``local_step``, to the shard's synchronous step (counts/clicks: float32 per key or empty)."""
+
+    config: bytes
+    part: int
+    keys: np.ndarray
+    grads: np.ndarray
+    counts: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    clicks: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    local_step: int = 0
+
+
+@dataclasses.dataclass
+class ApplyItem:
+    """Wait for ``num_required`` pushes to shard ``part``, apply their average with ``learning_rate``."""
+
+    config: bytes
+    part: int
+    num_required: int
+    learning_rate: float
+
+
+@dataclasses.dataclass
+class SyncStepItem:
+    """Set the synchronous step of shard ``part`` to ``global_step``."""
+
+    config: bytes
+    part: int
+    global_step: int
 
 
 class TableShards:
@@ -196,6 +233,46 @@ class TableShards:
         for res, it in zip(resolved, items):
             dropped.append(res.push(it.keys, it.grads, it.counts, it.clicks, learning_rate=it.learning_rate))
         return dropped
+
+    def accumulate(self, items) -> list[bool]:
+        """Adds each item to its shard's synchronous step; per item, False when dropped as stale. The
+        items of one shard in one request are one worker's push (their keys are concatenated)."""
+        resolved = [self.shard(it.config, it.part, create=False) for it in items]
+        merged: dict[int, list] = {}
+        for res, it in zip(resolved, items):
+            merged.setdefault(id(res), [res, it.local_step, []])[2].append(it)
+        accepted = {}
+        for key, (res, local_step, group) in merged.items():
+            it = group[0] if len(group) == 1 else _concatenated(group)
+            accepted[key] = embedding_sync.accumulator_of(res).accumulate(local_step, it.keys, it.grads,
+                                                                          it.counts, it.clicks)
+        return [accepted[id(res)] for res in resolved]
+
+    def apply_accumulated(self, items, ctx=None) -> list[tuple[int, int]]:
+        """The chief's update of each item's shard (waiting for its pushes; ``ctx``: ``cancelled`` and
+        ``remaining()`` of the wait). Per item: (pushes averaged, keys dropped for want of a row)."""
+        resolved = [self.shard(it.config, it.part, create=True) for it in items]
+        return [embedding_sync.apply_accumulated(res, ctx, it.num_required, it.learning_rate)
+                for res, it in zip(resolved, items)]
+
+    def set_sync_step(self, items) -> None:
+        """Sets the synchronous step of each item's shard (created when missing)."""
+        for res, it in [(self.shard(it.config, it.part, create=True), it) for it in items]:
+            embedding_sync.accumulator_of(res).set_global_step(it.global_step)
+
+
+def _concatenated(items) -> AccumulateItem:
+    """One push of the keys of several items of one shard (counters filled in where an item has none)."""
+    sizes = [it.keys.shape[0] for it in items]
+
+    def merged(arrays, fill):
+        if all(a.size == 0 for a in arrays):
+            return _EMPTY_F
+        return np.concatenate([a if a.size else np.full(n, fill, np.float32) for a, n in zip(arrays, sizes)])
+
+    return AccumulateItem(items[0].config, items[0].part, np.concatenate([it.keys for it in items]),
+                          np.concatenate([it.grads for it in items]), merged([it.counts for it in items], 1.0),
+                          merged([it.clicks for it in items], 0.0), items[0].local_step)
 
 
 _SHARDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # DeviceMgr -> TableShards

@@ -302,6 +302,7 @@ class EmbeddingTableResource:
         self.evicted = 0
         self.admitted = 0  # candidates that became rows
         self._since_evict = 0
+        self.grad_accumulator = None  # synchronous training's per-step pushes (embedding_sync.py), on first use
 
     # ------------------------------------------------------------------ routing
     def _route(self, keys):
@@ -434,7 +435,8 @@ class EmbeddingTableResource:
                 "bytes_per_key": self.bytes_per_key(), "raw_bytes_per_key": self.spec.raw_bytes_per_key,
                 "step": self.step, "dropped_gradients": self.dropped, "evicted": self.evicted,
                 "admitted": self.admitted, "capacity": sum(s.capacity for s in self.shards),
-                "row_capacity": sum(s.row_capacity for s in self.shards)}
+                "row_capacity": sum(s.row_capacity for s in self.shards),
+                "stale_pushes": self.grad_accumulator.stale if self.grad_accumulator is not None else 0}
 
     # ------------------------------------------------------------------ export / import
     def export(self):
