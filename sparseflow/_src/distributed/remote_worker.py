@@ -64,11 +64,12 @@ class RemoteWorker(TableClient):
                             10.0)
 
     # ------------------------------------------------------------------ graphs and steps
-    def register_graph(self, handle: str, nodes, library, versions=None) -> str:
+    def register_graph(self, handle: str, nodes, library, versions=None, recv_batches=()) -> str:
         gd = wire.partition_to_graph_def(nodes, library, versions)
-        resp = self._client.call("RegisterGraph", worker_pb2.RegisterGraphRequest(session_handle=handle,
-                                                                                   graph_def=gd))
-        return resp.graph_handle
+        req = worker_pb2.RegisterGraphRequest(session_handle=handle, graph_def=gd)
+        for batch in recv_batches:
+            req.recv_batch.add(recv_node=list(batch))
+        return self._client.call("RegisterGraph", req).graph_handle
 
     def deregister_graph_async(self, handle: str, graph_handle: str):
         self._client.future("DeregisterGraph", worker_pb2.DeregisterGraphRequest(session_handle=handle,
@@ -125,6 +126,37 @@ class RemoteWorker(TableClient):
                 callback(None, e)
                 return
             callback(value, None)
+
+        f.add_done_callback(done)
+        return lambda: f.rpc.cancel()
+
+    def recv_tensors_async(self, step_id: int, keys, callback):
+        """Pulls several keys of ``step_id`` in one call; ``callback(key, value, error)`` per key (one
+        call with the error if the pull fails); returns a cancel function."""
+        keys = list(keys)
+        req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=keys, request_id=next(_request_ids))
+        f = self._client.future("RecvTensors", req, None)
+
+        def done(fut):
+            try:
+                resp = fut.result()
+                if len(resp.tensor) != len(keys):
+                    raise errors.InternalError(None, None, f"RecvTensors from {self.task}: {len(resp.tensor)} "
+                                                           f"tensors for {len(keys)} keys.")
+            except BaseException as e:  # noqa: BLE001 - handed to the receiver
+                callback(keys[0], None, e)
+                return
+            for key, item in zip(keys, resp.tensor):
+                if item.total_bytes:
+                    _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
+                                       lambda v, e, key=key: callback(key, v, e))
+                    continue
+                try:
+                    value = wire.tensor_from_proto(item.tensor, key)
+                except errors.OpError as e:
+                    callback(key, None, e)
+                    return
+                callback(key, value, None)
 
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()

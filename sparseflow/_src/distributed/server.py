@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import atexit
+import concurrent.futures.thread  # noqa: F401 - its exit hook must be registered before ours (see below)
 import threading
 import weakref
 

@@ -34,6 +34,7 @@ from sparseflow._src.framework.ir import GraphIR, parse_input
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import run_pipeline
 from sparseflow._src.runtime.plan import Plan
+from sparseflow._src.runtime.recv_batches import recv_batches
 from sparseflow._src.runtime.step import task_of_device
 
 
@@ -243,12 +244,14 @@ class MasterSession:
         fetch_nodes = [f"_fetch_{i}" for i in range(len(fetches))]
         local_nodes = by_task.pop(local_task, [])
         worker = self.env.local_worker
-        gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes)
+        gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes,
+                                   recv_batches(order, local_task))
         local = TaskPart(local_task, worker, gh)
         remote = []
         for task, nodes in sorted(by_task.items()):
             iface = self.env.worker(task)
-            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions)))
+            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions,
+                                                                     recv_batches(order, task))))
         parts: dict[str, list] = {}
         for n in order:
             parts.setdefault(n.device, []).append(n)

@@ -51,15 +51,17 @@ class WorkerRendezvous:
         self._lock = threading.Lock()
         self._prefetched: set = set()  # remote keys pulled at the start of the step into the local table
 
-    def prefetch(self, keys):
-        """Starts pulling every remote key of ``keys`` at once; each value lands in the local table,
-        where its ``_Recv`` finds it. A partition's receives then wait in parallel, not one by one."""
-        for key in keys:
-            if key in self._prefetched:
+    def prefetch(self, batches):
+        """Starts pulling every remote key at once (``batches``: lists of keys from one task, each
+        list in one call); each value lands in the local table, where its ``_Recv`` finds it. A
+        partition's receives then wait in parallel, not one by one."""
+        for keys in batches:
+            keys = [k for k in keys if k not in self._prefetched]
+            if not keys:
                 continue
-            self._prefetched.add(key)
+            self._prefetched.update(keys)
 
-            def land(value, err, key=key):
+            def land(key, value, err):
                 if err is not None:
                     self.abort(err)
                 else:
@@ -68,7 +70,34 @@ class WorkerRendezvous:
                     except BaseException:  # noqa: BLE001 - the step was aborted meanwhile
                         pass
 
-            self._pull(key, land)
+            if len(keys) == 1:
+                self._pull(keys[0], lambda value, err, key=keys[0]: land(key, value, err))
+            else:
+                self._pull_many(keys, land)
+
+    def _pull_many(self, keys, land):
+        src = self._src_task(keys[0])
+        error = self.local.aborted
+        if error is not None:
+            land(keys[0], None, error)
+            return
+        holder = []
+
+        def done(key, value, err):
+            if err is not None:
+                with self._lock:
+                    if holder:
+                        self._pending.discard(holder[0])
+                if self.local.aborted is not None:
+                    err = self.local.aborted
+            land(key, value, err)
+
+        cancel = self._remote(src).recv_tensors_async(self.step_id, keys, done)
+        with self._lock:
+            holder.append(cancel)
+            self._pending.add(cancel)
+        if self.local.aborted is not None:
+            cancel()
 
     def send(self, key: str, value, is_dead: bool = False):
         self.local.send(key, value, is_dead)
