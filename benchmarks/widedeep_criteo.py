@@ -62,6 +62,9 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")
 import sparseflow as tf  # noqa: E402
 from sparseflow import embedding  # noqa: E402
 from sparseflow._src.data.readers.criteo import read_criteo  # noqa: E402
+from sparseflow._src.data.readers.schema import MISSING_KEY  # noqa: E402
+from sparseflow._src.embedding.embedding_ops import table_pull  # noqa: E402
+from sparseflow._src.kernels.farmhash import fingerprint64  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from w1_data import BATCH, DIM, FIELDS, HIDDEN, NUMERIC, WARMUP, make_synthetic, rank_auc  # noqa: E402
@@ -80,11 +83,21 @@ def load(path: str, rows: int | None):
     keys, dense, labels = (np.ascontiguousarray(np.concatenate(a)) for a in (keys, dense, labels))
     if rows is not None:
         keys, dense, labels = keys[:rows], dense[:rows], labels[:rows]
+    for f in range(FIELDS):  # a missing value is its field's own key, as TensorFlow's W1 ("C{k}=")
+        col = keys[:, f]
+        col[col == MISSING_KEY] = _MISSING_PER_FIELD[f]
     return keys, dense.astype(np.float32, copy=False), labels.astype(np.float32, copy=False)
 
 
+_MISSING_PER_FIELD = [np.uint64(fingerprint64(f"C{f + 1}=".encode())) for f in range(FIELDS)]
+DEEP_INIT_RANGE = 0.05  # deep rows ~ U(-0.05, 0.05), as TensorFlow's W1
+
+
 # ---------------------------------------------------------------------------- model
-def build(seed: int = 0):
+def build(seed: int = 0, unseen_keys: str = "initial"):
+    """The W1 graph. ``unseen_keys``: what evaluation reads for a key training never saw: ``initial``
+    (the row's initial value, what TensorFlow's bucketed tables hold: the same model as
+    ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted)."""
     g = tf.Graph()
     with g.as_default():
         tf.set_random_seed(seed)
@@ -93,14 +106,20 @@ def build(seed: int = 0):
         labels = tf.placeholder(tf.float32, [None], name="labels")
         opt = embedding.Adagrad(0.05, 0.1)
         wide_t = embedding.EmbeddingTable("wide", 1, optimizer=opt, initializer=0.0)
-        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt, seed=None if seed == 0 else seed)
+        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt, seed=None if seed == 0 else seed,
+                                          initializer=tf.random_uniform_initializer(-DEEP_INIT_RANGE,
+                                                                                    DEEP_INIT_RANGE))
         bias = tf.Variable(np.zeros([1], np.float32), name="wide_bias")
 
         def logits(training):
             with tf.name_scope("train" if training else "infer"):
                 uk = embedding.unique_keys(tf.reshape(keys, [-1]))
-                wide_rows = wide_t.pull(uk.keys, uk.counts, training=training)
-                deep_rows = deep_t.pull(uk.keys, uk.counts, training=training)
+                if training or unseen_keys == "zeros":
+                    wide_rows = wide_t.pull(uk.keys, uk.counts, training=training)
+                    deep_rows = deep_t.pull(uk.keys, uk.counts, training=training)
+                else:  # rows made on first sight, not recorded for push: unseen keys read their initial value
+                    wide_rows, deep_rows = (table_pull(t.handles[0], uk.keys, uk.counts, t.dim, training=True)
+                                            for t in (wide_t, deep_t))
                 wide = tf.reduce_sum(tf.reshape(tf.gather(wide_rows, uk.idx), [-1, FIELDS]), axis=1) + bias
                 deep_emb = tf.reshape(tf.gather(deep_rows, uk.idx), [-1, FIELDS * DIM])
                 h = tf.concat([deep_emb, tf.log1p(tf.maximum(numerics, 0.0))], axis=1)
@@ -173,6 +192,9 @@ def main(argv=None):
                          "threads spin while waiting, so under heavy contention 1 can be faster)")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
+    ap.add_argument("--unseen-keys", choices=("initial", "zeros"), default="initial",
+                    help="what evaluation reads for keys training never saw: their rows' initial values (as "
+                         "TensorFlow's bucketed tables, the default) or zeros")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -194,7 +216,7 @@ def main(argv=None):
     train_feeds = [(keys[i * BATCH:(i + 1) * BATCH], dense[i * BATCH:(i + 1) * BATCH],
                     labels[i * BATCH:(i + 1) * BATCH]) for i in range(steps)]
 
-    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed)
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, args.unseen_keys)
     config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op)
     with tf.Session(graph=g, config=config) as sess:
         sess.run(init)
@@ -206,6 +228,7 @@ def main(argv=None):
         for f in train_feeds:
             losses.append(step(*f)[1])
         elapsed = time.perf_counter() - t_start
+        stats = {t: embedding.get_table(t, g).stats(sess)["keys"] for t in ("wide", "deep")}  # before evaluation
         predict = sess.make_callable(probs, [k_ph, x_ph])
         scores = np.concatenate([predict(keys[i:i + 8192], dense[i:i + 8192]) for i in range(n_train, n, 8192)])
         auc = rank_auc(labels[n_train:], scores)
@@ -214,7 +237,6 @@ def main(argv=None):
             phases = profile(sess, g, train, fd, args.profile_steps)
         else:
             phases = {}
-        stats = {t: embedding.get_table(t, g).stats(sess)["keys"] for t in ("wide", "deep")}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     k = max(1, len(losses) // 10)
     print(f"loss first {np.mean(losses[:k]):.4f} -> last {np.mean(losses[-k:]):.4f}; {elapsed / steps * 1e3:.1f} "
