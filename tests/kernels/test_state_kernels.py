@@ -60,7 +60,7 @@ def test_readers_holding_a_value_never_see_it_change():
     scatter, assign_sub = _kernel("ScatterAdd"), _kernel("AssignSub")
     ref = _ref(np.zeros((6, 2)))
     held = [ref.value]
-    for i in range(5):
+    for _ in range(5):
         scatter(ref, np.array([1, 1, 4]), np.ones((3, 2), np.float32))
         held.append(ref.value)
         assign_sub(ref, np.full((6, 2), 0.5, np.float32))
