@@ -1,7 +1,11 @@
 """Workload W1: Wide&Deep on Criteo-format data, trained end to end with sparseflow.
 
-Model: 26 categorical fields (uint64 keys: FarmHash Fingerprint64 of the hex text, salted by field),
-one ``unique_keys`` per batch shared by two dynamic embedding tables:
+Model (the same, in every detail that affects learning, as TensorFlow's ``w1_tf_graph.py`` in
+``../shared/peers``): 26 categorical fields (uint64 keys: FarmHash Fingerprint64 of the hex text,
+salted by field; a missing value is its field's own key, ``Fingerprint64("C{k}=")``), one
+``unique_keys`` per batch shared by two dynamic embedding tables (deep rows ~ U(-0.05, 0.05),
+wide rows 0; evaluation reads a key training never saw as its row's initial value, as TF's
+bucketed variables do, unless ``--unseen-keys zeros``); Glorot-uniform MLP weights, zero biases:
 
 * wide: a 1-dim embedding per key, summed over the fields, plus a bias;
 * deep: 16-dim embeddings concatenated ([B, 416]) with the 13 numerics (``log1p(max(x, 0))``),
@@ -22,12 +26,17 @@ timed steps only. Evaluation: exact rank AUC (ties averaged, computed with NumPy
 predictions) on the last 10% of rows, with inference lookups (unseen keys read zeros, nothing is
 inserted). ``peak_rss_mb`` is ``ru_maxrss`` of the process (includes the parsed data and tables).
 
-Prints one JSON line to stdout; a per-phase profile (traced steps, op time grouped into unique /
+Prints one JSON line to stdout: examples/s, test AUC, the BLAS library, kernel (threadpoolctl's
+``architecture``) and threads it ran on (``blas``), and the physical limit: the step's 12 GEMMs
+(4.7 GFLOP) timed back to back in NumPy on this machine (``gemm_ms_per_step``,
+``limit_examples_per_s``). Run it with ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`` so that
+OpenBLAS picks its kernels for the CPU. A per-phase profile (traced steps, op time grouped into unique /
 pull / gather, MLP forward/backward matmuls, Adam, push, ...) goes to stderr.
 
     python benchmarks/widedeep_criteo.py                      # synthetic 500,000 rows
     python benchmarks/widedeep_criteo.py --rows 20000         # quick
     python benchmarks/widedeep_criteo.py --data train.txt --rows 500000
+    python benchmarks/widedeep_criteo.py --data ../shared/data/criteo/dac_sample.txt   # vs w1_tf_graph.py
 """
 
 from __future__ import annotations
@@ -42,20 +51,7 @@ import tempfile
 import time
 
 
-def _blas_threads(argv) -> str:
-    """``--blas-threads N`` (default: one per CPU, as TensorFlow's intra-op pool) must reach OpenBLAS
-    before NumPy loads it."""
-    for i, a in enumerate(argv):
-        if a == "--blas-threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--blas-threads="):
-            return a.split("=", 1)[1]
-    return os.environ.get("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
-
-
-os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _blas_threads(sys.argv)
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
@@ -67,6 +63,7 @@ from sparseflow._src.embedding.embedding_ops import table_pull  # noqa: E402
 from sparseflow._src.kernels.farmhash import fingerprint64  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import blas_record, dense_gemms, gemm_limit  # noqa: E402
 from w1_data import BATCH, DIM, FIELDS, HIDDEN, NUMERIC, WARMUP, make_synthetic, rank_auc  # noqa: E402
 
 
@@ -187,9 +184,8 @@ def main(argv=None):
     ap.add_argument("--data", help="a Criteo TSV file; default: a synthetic one of --rows rows")
     ap.add_argument("--rows", type=int, default=None, help="rows to use (default 500,000 synthetic / all)")
     ap.add_argument("--inter-op", type=int, default=1, help="inter_op_parallelism_threads (1: sequential)")
-    ap.add_argument("--blas-threads", type=int, default=int(os.environ["OPENBLAS_NUM_THREADS"]),
-                    help="OpenBLAS threads (default: one per CPU, the threads TensorFlow's GEMMs use; OpenBLAS "
-                         "threads spin while waiting, so under heavy contention 1 can be faster)")
+    ap.add_argument("--intra-op", type=int, default=0,
+                    help="intra_op_parallelism_threads: BLAS and kernel threads (0: one per CPU, as TensorFlow)")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
     ap.add_argument("--unseen-keys", choices=("initial", "zeros"), default="initial",
@@ -217,7 +213,7 @@ def main(argv=None):
                     labels[i * BATCH:(i + 1) * BATCH]) for i in range(steps)]
 
     g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, args.unseen_keys)
-    config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op)
+    config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op, intra_op_parallelism_threads=args.intra_op)
     with tf.Session(graph=g, config=config) as sess:
         sess.run(init)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
@@ -237,14 +233,18 @@ def main(argv=None):
             phases = profile(sess, g, train, fd, args.profile_steps)
         else:
             phases = {}
+        blas = blas_record()  # while the session's settings are in force
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    limit = gemm_limit(dense_gemms(BATCH, (FIELDS * DIM + NUMERIC,) + HIDDEN + (1,)))
     k = max(1, len(losses) // 10)
     print(f"loss first {np.mean(losses[:k]):.4f} -> last {np.mean(losses[-k:]):.4f}; {elapsed / steps * 1e3:.1f} "
           f"ms/step; table keys {stats['deep']:.0f}", file=sys.stderr)
     out = {"examples_per_s": round(steps * BATCH / elapsed, 1), "test_auc": round(auc, 5),
            "peak_rss_mb": round(peak, 1), "ms_per_step": round(elapsed / steps * 1e3, 2), "steps": steps,
            "batch": BATCH, "rows": n, "test_rows": n - n_train, "auc_method": "exact rank AUC",
-           "inter_op_threads": args.inter_op, "blas_threads": args.blas_threads, "table_keys": int(stats["deep"]),
+           "inter_op_threads": args.inter_op, "intra_op_threads": args.intra_op, "blas": blas,
+           **limit, "limit_examples_per_s": round(BATCH / limit["gemm_ms_per_step"] * 1e3, 1),
+           "table_keys": int(stats["deep"]),
            "profile_ms": {p: round(v, 2) for p, v in phases.items()}}
     print(json.dumps(out))
     return out

@@ -274,6 +274,70 @@ def _update_sparse(st: Buffers, refs, olds: list, rows, grad, work, loop, hp) ->
     return bufs
 
 
+def _sweep(loop, views, starts, hp):
+    """``loop`` over the concatenation of the variables' elements, in chunks on all cores."""
+
+    def chunk(lo, hi):
+        for (ins, g, outs), a in zip(views, starts):
+            s, e = max(lo - a, 0), min(hi - a, g.size)
+            if s < e:
+                loop(*[x[s:e] for x in ins], g[s:e], *[x[s:e] for x in outs], *hp)
+
+    parallel_for(chunk, starts[-1], PARALLEL_MIN_ELEMENTS)
+
+
+@register_kernel("_GroupedApply")
+def _grouped_apply(node):
+    """The dense updates of ``N`` variables (``R`` refs each) sharing their scalars, as one parallel sweep
+    over all their elements (made by the group_updates pass)."""
+    base, count, per = node.attrs["base"], node.attrs["N"], node.attrs["R"]
+    if base not in _OPS or len(_OPS[base][0]) + 1 != per:
+        raise errors.UnimplementedError(None, None, f"_GroupedApply of Apply{base} with {per} refs per variable is "
+                                                    f"not supported.")
+    ref_names, scalar_names = ("var",) + _OPS[base][0], _OPS[base][1]
+    loop, hyper = _OPS[base][2], _OPS[base][4]
+    dtype, work = _work_dtype(node)
+    t, attrs, members = work.type, node.attrs, list(node.attrs.get("members", []))
+    storages: dict = {}
+
+    def compute(*args):
+        all_refs, grads = args[:count * per], args[count * per:count * per + count]
+        hp = hyper(t, _scalars(args, range(count * per + count, len(args)), scalar_names), attrs)
+        locks = _lock(all_refs)
+        try:
+            olds, news, views = [], [], []  # per variable; views (flat inputs, gradient, outputs) go first
+            for i in range(count):
+                refs = all_refs[i * per:(i + 1) * per]
+                what = f"Apply{base} ({members[i]})" if i < len(members) else f"Apply{base}"
+                olds.append(_read(refs, ref_names, what))
+                shape = np.shape(olds[i][0])
+                if np.shape(grads[i]) != shape:
+                    raise _bad(f"var and grad do not have the same shape {_fmt(shape)} {_fmt(np.shape(grads[i]))} "
+                               f"in {what}")
+                st = storages.get(refs[0])
+                if st is None:
+                    st = storages[refs[0]] = Buffers(per)
+                news.append([take_spare(st, j, refs[j], old, work, rows_valid=False, fill=False)
+                             for j, old in enumerate(olds[i])])
+                views.append(([np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds[i]],
+                              np.ascontiguousarray(grads[i], dtype=work).reshape(-1),
+                              [x.reshape(-1) for x in news[i]]))
+            starts = np.cumsum([0] + [v[1].size for v in views]).tolist()
+            _sweep(loop, views, starts, hp)
+            del views  # the old arrays' only holders are now ``olds``: they can become the next buffers
+            for i in range(count):
+                refs = all_refs[i * per:(i + 1) * per]
+                st = storages[refs[0]]
+                publish(refs, st, news[i], dtype)
+                st.rows = None
+                news[i] = None
+                retire(st, olds[i])
+        finally:
+            _unlock(locks)
+
+    return compute
+
+
 for _base, _spec in _OPS.items():
     register_kernel("Apply" + _base)(_factory(_base, sparse=False))
     if _spec[3] is not None:

@@ -8,7 +8,7 @@ simplification) come before ``place``; ``fuse`` follows it so it never fuses acr
 
 Example:
     >>> [name for name, _ in PASSES]
-    ['cse', 'constant_fold', 'simplify', 'place', 'fuse', 'partition']
+    ['cse', 'constant_fold', 'simplify', 'place', 'remap', 'group_updates', 'fuse', 'partition']
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from __future__ import annotations
 from sparseflow._src.passes.constant_fold import constant_fold
 from sparseflow._src.passes.cse import cse
 from sparseflow._src.passes.fuse import fuse
+from sparseflow._src.passes.group_updates import group_updates
 from sparseflow._src.passes.partition import partition
 from sparseflow._src.passes.place import place
+from sparseflow._src.passes.remap import remap
 from sparseflow._src.passes.simplify import simplify
 
 PASSES = [
@@ -25,6 +27,8 @@ PASSES = [
     ("constant_fold", constant_fold),
     ("simplify", simplify),
     ("place", place),
+    ("remap", remap),  # dense layers' MatMul+BiasAdd+Relu and ReluGrad+BiasAddGrad, before fuse takes a Relu
+    ("group_updates", group_updates),  # dense optimizer updates sharing their scalars: one node
     ("fuse", fuse),  # after placement: never fuses across devices
     ("partition", partition),
 ]
