@@ -50,7 +50,6 @@ import sys
 import tempfile
 import time
 
-
 import numpy as np
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
