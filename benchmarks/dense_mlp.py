@@ -104,9 +104,9 @@ def main():
     limit = gemm_limit(dense_gemms(BATCH, SIZES, input_grad=False))
     print(f"loss {first:.4f} -> {last:.4f}; {elapsed / args.steps * 1e3:.2f} ms/step", file=sys.stderr)
     print(json.dumps({"steps_per_s": round(args.steps / elapsed, 2),
-                      "ms_per_step": round(elapsed / args.steps * 1e3, 3), "steps": args.steps, "batch": BATCH, "first_loss": float(first), "final_loss": float(last),
-                      "intra_op_threads": args.intra_op, "blas": blas, **limit,
-                      "limit_steps_per_s": round(1e3 / limit["gemm_ms_per_step"], 1)}))
+                      "ms_per_step": round(elapsed / args.steps * 1e3, 3), "steps": args.steps, "batch": BATCH,
+                      "first_loss": float(first), "final_loss": float(last), "intra_op_threads": args.intra_op,
+                      "blas": blas, **limit, "limit_steps_per_s": round(1e3 / limit["gemm_ms_per_step"], 1)}))
 
 
 if __name__ == "__main__":
