@@ -29,6 +29,8 @@ import sparseflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_env import blas_record, dense_gemms, gemm_limit  # noqa: E402
 
+from sparseflow._src.kernels import intra_op  # noqa: E402
+
 BATCH, SIZES, POOL = 256, (784, 1024, 1024, 10), 8
 LR, MOMENTUM = 0.01, 0.9
 
@@ -81,11 +83,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--intra-op", type=int, default=0,
-                    help="intra_op_parallelism_threads: BLAS and kernel threads (0: one per CPU, as TensorFlow)")
+                    help="intra_op_parallelism_threads: GEMM and kernel threads (0: one per CPU, as TensorFlow)")
+    ap.add_argument("--gemm", choices=("pool", "blas"), default="pool",
+                    help="who threads a GEMM: sparseflow's intra-op pool in blocks (default) or the BLAS library")
     ap.add_argument("--explain", action="store_true")
     args = ap.parse_args()
     g, x, labels, loss, train, init = build(args.seed)
     xs, ys = batches(args.seed)
+    intra_op.set_gemm_mode(args.gemm)
     with tf.Session(graph=g, config=tf.ConfigProto(intra_op_parallelism_threads=args.intra_op)) as sess:
         sess.run(init)
         feeds = [{x: xs[i], labels: ys[i]} for i in range(POOL)]
@@ -106,6 +111,7 @@ def main():
     print(json.dumps({"steps_per_s": round(args.steps / elapsed, 2),
                       "ms_per_step": round(elapsed / args.steps * 1e3, 3), "steps": args.steps, "batch": BATCH,
                       "first_loss": float(first), "final_loss": float(last), "intra_op_threads": args.intra_op,
+                      "gemm_threading": args.gemm,
                       "blas": blas, **limit, "limit_steps_per_s": round(1e3 / limit["gemm_ms_per_step"], 1)}))
 
 

@@ -65,6 +65,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_env import blas_record, dense_gemms, gemm_limit  # noqa: E402
 from w1_data import BATCH, DIM, FIELDS, HIDDEN, NUMERIC, WARMUP, make_synthetic, rank_auc  # noqa: E402
 
+from sparseflow._src.kernels import intra_op  # noqa: E402
+
 
 def load(path: str, rows: int | None):
     """(keys uint64 [N, 26], numerics float32 [N, 13], labels float32 [N]) parsed by read_criteo."""
@@ -184,7 +186,9 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=None, help="rows to use (default 500,000 synthetic / all)")
     ap.add_argument("--inter-op", type=int, default=1, help="inter_op_parallelism_threads (1: sequential)")
     ap.add_argument("--intra-op", type=int, default=0,
-                    help="intra_op_parallelism_threads: BLAS and kernel threads (0: one per CPU, as TensorFlow)")
+                    help="intra_op_parallelism_threads: GEMM and kernel threads (0: one per CPU, as TensorFlow)")
+    ap.add_argument("--gemm", choices=("pool", "blas"), default="pool",
+                    help="who threads a GEMM: sparseflow's intra-op pool in blocks (default) or the BLAS library")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
     ap.add_argument("--unseen-keys", choices=("initial", "zeros"), default="initial",
@@ -213,6 +217,7 @@ def main(argv=None):
 
     g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, args.unseen_keys)
     config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op, intra_op_parallelism_threads=args.intra_op)
+    intra_op.set_gemm_mode(args.gemm)
     with tf.Session(graph=g, config=config) as sess:
         sess.run(init)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
@@ -241,7 +246,8 @@ def main(argv=None):
     out = {"examples_per_s": round(steps * BATCH / elapsed, 1), "test_auc": round(auc, 5),
            "peak_rss_mb": round(peak, 1), "ms_per_step": round(elapsed / steps * 1e3, 2), "steps": steps,
            "batch": BATCH, "rows": n, "test_rows": n - n_train, "auc_method": "exact rank AUC",
-           "inter_op_threads": args.inter_op, "intra_op_threads": args.intra_op, "blas": blas,
+           "inter_op_threads": args.inter_op, "intra_op_threads": args.intra_op, "gemm_threading": args.gemm,
+           "blas": blas,
            **limit, "limit_examples_per_s": round(BATCH / limit["gemm_ms_per_step"] * 1e3, 1),
            "table_keys": int(stats["deep"]),
            "profile_ms": {p: round(v, 2) for p, v in phases.items()}}

@@ -1,13 +1,16 @@
-"""Intra-op parallelism: the BLAS library's threads and a pool that runs a kernel's chunks on all cores.
+"""Intra-op parallelism: one pool of threads for a kernel's chunks and for the GEMMs, on all cores.
 
-``ConfigProto.intra_op_parallelism_threads`` (0: one per CPU) sets both, process-wide, as
+``ConfigProto.intra_op_parallelism_threads`` (0: one per CPU) sets the threads, process-wide, as
 TensorFlow's intra-op pool serves every session of a process:
 
-- the BLAS threads of the GEMMs NumPy calls (OpenBLAS, MKL, BLIS...), set through
-  ``threadpoolctl`` (the library NumPy loaded is found at run time, whatever it is);
-- :func:`parallel_for`, which splits a range into chunks run at once by a numba loop compiled
-  with ``nogil=True`` on the calling thread and pool threads. Kernels call it only for work large
+- :func:`parallel_for` splits a range into chunks run at once by a numba loop compiled with
+  ``nogil=True`` on the calling thread and pool threads. Kernels call it only for work large
   enough (``min_chunk``) to pay for the hand-off (~10-30 us).
+- GEMMs (``parallel_gemm``) follow :func:`gemm_mode`: ``"pool"`` (the default) runs a large
+  product as blocks of rows on this pool, each a one-thread BLAS call, so the BLAS library is set
+  to one thread when a session starts; ``"blas"`` leaves the GEMM's threading to the BLAS library,
+  whose threads are then set to the intra-op count. Either way the BLAS library NumPy loaded
+  (OpenBLAS, MKL, BLIS) is found and set at run time through ``threadpoolctl``.
 
 :func:`blas_info` says which BLAS library, kernel (``architecture``) and thread count a process
 runs with; benchmarks print it beside their figures.
@@ -28,10 +31,13 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["blas_info", "intra_op_threads", "parallel_for", "set_intra_op_threads"]
+__all__ = ["blas_info", "gemm_mode", "intra_op_threads", "parallel_for", "run_on_pool", "set_gemm_mode",
+           "set_intra_op_threads"]
 
+GEMM_MODES = ("pool", "blas")
 _lock = threading.Lock()
 _threads = 0  # 0: not set by any session (one per CPU)
+_gemm_mode = "pool"
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _controller = None
@@ -49,20 +55,41 @@ def intra_op_threads() -> int:
     return _threads or _cpu_count()
 
 
-def set_intra_op_threads(n: int) -> None:
-    """``n`` threads for kernels and for the BLAS library (``n <= 0``: leave both at their defaults).
+def gemm_mode() -> str:
+    """``"pool"``: GEMMs in blocks on this pool, one BLAS thread per call; ``"blas"``: the BLAS
+    library's own threads."""
+    return _gemm_mode
 
-    The BLAS threads are set only when ``n > 0``: a session without the setting leaves the library
-    as the user (or ``OPENBLAS_NUM_THREADS``) set it."""
+
+def set_gemm_mode(mode: str) -> None:
+    """Selects who runs a GEMM's threads (see :func:`gemm_mode`) and sets the BLAS threads to match."""
+    global _gemm_mode
+    if mode not in GEMM_MODES:
+        raise ValueError(f"gemm mode must be one of {GEMM_MODES}, got {mode!r}")
+    _gemm_mode = mode
+    _apply_blas_threads()
+
+
+def set_intra_op_threads(n: int) -> None:
+    """``n`` threads for kernels and GEMMs (``n <= 0``: one per CPU), and the BLAS library's threads
+    to match the GEMM mode: 1 in ``"pool"`` mode, ``n`` in ``"blas"`` mode (where ``n <= 0`` leaves
+    the library as the user, or ``OPENBLAS_NUM_THREADS``, set it)."""
     global _threads
     n = int(n or 0)
-    if n <= 0:
+    if n > 0:
+        _threads = n
+    _apply_blas_threads(n)
+
+
+def _apply_blas_threads(n: int | None = None) -> None:
+    n = _threads if n is None else n
+    want = 1 if _gemm_mode == "pool" else n
+    if want <= 0:
         return
     with _lock:
-        _threads = n
         controller = _blas_controller()
         if controller is not None:
-            controller.limit(limits=n, user_api="blas")
+            controller.limit(limits=want, user_api="blas")
 
 
 def _blas_controller():
@@ -106,6 +133,21 @@ def _executor(workers: int) -> ThreadPoolExecutor:
                     old.shutdown(wait=False)
             pool = _pool
     return pool
+
+
+def run_on_pool(fn, threads: int) -> None:
+    """Runs ``fn()`` on the calling thread and on ``threads - 1`` pool threads at once (``fn`` shares
+    out the work itself); returns when all are done, re-raising the first error."""
+    if threads <= 1:
+        fn()
+        return
+    pool = _executor(threads - 1)
+    futures = [pool.submit(fn) for _ in range(threads - 1)]
+    try:
+        fn()
+    finally:
+        for f in futures:
+            f.result()
 
 
 def parallel_for(fn, n: int, min_chunk: int, threads: int | None = None) -> None:

@@ -2,7 +2,8 @@
 BiasAdd and BiasAddGrad on large float matrices: numba loops over row chunks on all cores
 (``intra_op.parallel_for``), one memory pass each.
 
-- ``_FusedMatMul``: the product from the BLAS, then ``+ bias`` (and ``max(., 0)``) in place on it;
+- ``_FusedMatMul``: the product (``parallel_gemm``), and ``+ bias`` (and ``max(., 0)``) in place on
+  each block of rows right after it is made;
 - ``_FusedReluGradBiasAddGrad``: ``g * (y > 0)`` and its column sums, accumulated in float64 per
   chunk, in the same pass.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels import parallel_gemm
 from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
@@ -133,13 +135,11 @@ def _fused_matmul(node):
             raise errors.InvalidArgumentError(
                 None, None, f"Must provide as many biases as the last dimension of the input tensor: "
                             f"{_shape(bias)} vs. [{a2.shape[0]},{b2.shape[1]}]")
-        x = np.matmul(a2, b2)
-        if x.dtype != out_dtype:
-            x = x.astype(out_dtype)
-        if _is_matrix(x) and x.size:
-            add_bias_act(x, bias, relu)
-            return x
-        x = x + bias
+        if a2.dtype == b2.dtype == out_dtype and out_dtype in _FLOATS:
+            bias = np.ascontiguousarray(bias, dtype=out_dtype)
+            # bias (+ ReLU) on each block of rows as soon as the block's product is made, still in cache
+            return parallel_gemm.matmul(a2, b2, lambda x, lo, hi: _bias_act_rows(x, bias, relu, lo, hi))
+        x = np.matmul(a2, b2).astype(out_dtype, copy=False) + bias
         return np.maximum(x, 0) if relu else x
 
     return compute
