@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -150,20 +151,33 @@ def run_on_pool(fn, threads: int) -> None:
             f.result()
 
 
+CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread that loses its core does fewer
+
+
 def parallel_for(fn, n: int, min_chunk: int, threads: int | None = None) -> None:
-    """Runs ``fn(lo, hi)`` over ``[0, n)`` in up to ``threads`` (default :func:`intra_op_threads`)
-    contiguous chunks of at least ``min_chunk``: the first on the calling thread, the others on
-    the pool, all finished (and the first error re-raised) when this returns."""
-    k = min(threads or intra_op_threads(), n // max(1, min_chunk))
-    if k <= 1:
+    """Runs ``fn(lo, hi)`` over ``[0, n)`` in contiguous chunks of at least ``min_chunk``, claimed
+    one at a time by the calling thread and up to ``threads - 1`` (default :func:`intra_op_threads`)
+    pool threads; all finished (and the first error re-raised) when this returns. The chunks depend
+    only on ``n``, ``min_chunk`` and ``threads``, never on timing."""
+    threads = threads or intra_op_threads()
+    k = min(threads * CHUNKS_PER_THREAD, n // max(1, min_chunk))
+    if k <= 1 or threads <= 1:
         if n > 0:
             fn(0, n)
         return
     bounds = [n * i // k for i in range(k + 1)]
-    pool = _executor(k - 1)
-    futures = [pool.submit(fn, bounds[i], bounds[i + 1]) for i in range(1, k)]
-    try:
-        fn(bounds[0], bounds[1])
-    finally:
-        for f in futures:
-            f.result()
+    claim = itertools.count()  # next() on a count is atomic under the GIL
+    failed: list = []
+
+    def work():
+        while not failed:
+            i = next(claim)
+            if i >= k:
+                return
+            try:
+                fn(bounds[i], bounds[i + 1])
+            except BaseException as e:
+                failed.append(e)
+                raise
+
+    run_on_pool(work, min(threads, k))

@@ -22,7 +22,7 @@ import numpy as np
 
 from sparseflow._src.kernels.jit_cache import cached_njit
 
-_JIT = {"nogil": True}
+_JIT = {"nogil": True, "error_model": "numpy"}  # x / 0 is inf or NaN, as in TensorFlow (and the loops vectorize)
 
 
 # ---------------------------------------------------------------------- scalar update equations
