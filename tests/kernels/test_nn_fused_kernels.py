@@ -108,18 +108,24 @@ def test_fused_relu_grad_bias_grad_kernel_small_and_mismatched():
 
 @pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True)])
-def test_gemm_in_blocks_on_the_pool_equals_one_blas_call(threads, ta, tb, monkeypatch):
+@pytest.mark.parametrize("m,k,n", [(517, 130, 90), (40, 300, 600)])  # split by rows / by columns
+def test_gemm_in_blocks_on_the_pool_equals_one_blas_call(threads, ta, tb, m, k, n, monkeypatch):
     from sparseflow._src.kernels import parallel_gemm
 
     monkeypatch.setattr(intra_op, "intra_op_threads", lambda: threads)
     monkeypatch.setattr(intra_op, "gemm_mode", lambda: "pool")
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((130, 517) if ta else (517, 130)).astype(np.float32)
-    b = rng.standard_normal((90, 130) if tb else (130, 90)).astype(np.float32)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
     a2, b2 = (a.T if ta else a), (b.T if tb else b)
     rows = []
-    got = parallel_gemm.matmul(a2, b2, lambda out, lo, hi: rows.append((lo, hi)), min_flop=0)
-    np.testing.assert_allclose(got, a2 @ b2, rtol=1e-5, atol=1e-4)
-    assert got.flags.c_contiguous and len(rows) > 1
-    assert sorted(rows)[0][0] == 0 and sorted(rows)[-1][1] == a2.shape[0]
-    assert all(x[1] == y[0] for x, y in zip(sorted(rows), sorted(rows)[1:]))
+
+    def epilogue(out, lo, hi):
+        rows.append((lo, hi))
+        out[lo:hi] += 1.0
+
+    got = parallel_gemm.matmul(a2, b2, epilogue, min_flop=0)
+    np.testing.assert_allclose(got, a2 @ b2 + 1.0, rtol=1e-5, atol=1e-4)
+    assert got.flags.c_contiguous
+    rows.sort()
+    assert rows[0][0] == 0 and rows[-1][1] == m and all(x[1] == y[0] for x, y in zip(rows, rows[1:]))

@@ -137,8 +137,10 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def run_on_pool(fn, threads: int) -> None:
-    """Runs ``fn()`` on the calling thread and on ``threads - 1`` pool threads at once (``fn`` shares
-    out the work itself); returns when all are done, re-raising the first error."""
+    """Runs ``fn()`` on the calling thread and on ``threads - 1`` pool threads at once; ``fn`` shares
+    out the work itself (claiming pieces until none are left), so a helper that has not started when
+    the caller's ``fn`` returns is cancelled. Returns when the started ones are done, re-raising the
+    first error."""
     if threads <= 1:
         fn()
         return
@@ -148,7 +150,9 @@ def run_on_pool(fn, threads: int) -> None:
         fn()
     finally:
         for f in futures:
-            f.result()
+            # a helper that has not started (its thread had no core) finds nothing left: not waited for
+            if not f.cancel():
+                f.result()
 
 
 CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread that loses its core does fewer
