@@ -6,7 +6,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["embedding", "embedding.config", "kernels.embedding_table"])
+@pytest.mark.parametrize("module", ["embedding", "embedding.config", "kernels.embedding_table", "embedding.sharding",
+                                    "embedding.cluster_ops", "kernels.embedding_service", "kernels.embedding_restore",
+                                    "passes.coalesce", "distributed.table_service", "distributed.allocator"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"sparseflow._src.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
+import weakref
 
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.cluster_env import ClusterEnv
@@ -77,6 +78,7 @@ class MasterServicer:
         self._lock = threading.Lock()
         self._callable_ids = itertools.count(1)
         self._requests = RecentRequestIds()
+        self.in_process_sessions: weakref.WeakSet = weakref.WeakSet()  # sessions of clients in this process
 
     def _session(self, handle: str) -> _RemoteSession:
         s = self._sessions.get(handle)
@@ -134,6 +136,8 @@ class MasterServicer:
             sessions, self._sessions = list(self._sessions.values()), {}
         for s in sessions:
             s.master.close()
+        for m in list(self.in_process_sessions):
+            m.close()
         containers = list(req.container) or None
         self.server.worker.cleanup_all(containers)
         for task in self.server.cluster_spec.device_names():

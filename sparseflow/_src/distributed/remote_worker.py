@@ -1,7 +1,8 @@
 """The worker interface of another task, over gRPC (what masters and rendezvous call).
 
 It offers the calls an in-process ``runtime.worker.Worker`` offers the master, with futures for
-the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``. Every
+the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``, and the
+embedding-table shards' ``table_pull_async`` / ``table_push_async`` (table_service.py). Every
 call has a deadline; a task that cannot be reached is an ``UnavailableError`` naming it.
 
 Example:
@@ -22,6 +23,7 @@ import numpy as np
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.proto import worker_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Client
+from sparseflow._src.distributed.table_service import TableClient
 from sparseflow._src.distributed.worker_service import PROTOCOL_VERSION, error_to_status
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.threads import ElasticPool
@@ -31,13 +33,18 @@ _request_ids = itertools.count(secrets.randbits(40) << 20)
 _CHUNK_POOL = ElasticPool("sparseflow-chunks")
 
 
-class RemoteWorker:
-    """Calls one task's WorkerService (see the module docstring)."""
+class RemoteWorker(TableClient):
+    """Calls one task's WorkerService (see the module docstring); the embedding-table calls
+    (``table_pull_async``, ``table_push_async``) come from ``TableClient``."""
 
     def __init__(self, task: str, address: str, security):
         self.task = task
         self.address = address
         self._client = Client(address, _SERVICE, security, peer_name=f"{task} ({address})")
+
+    @staticmethod
+    def next_request_id() -> int:
+        return next(_request_ids)
 
     # ------------------------------------------------------------------ discovery and sessions
     def get_status(self, timeout: float, wait_for_ready: bool = True) -> worker_pb2.GetStatusResponse:

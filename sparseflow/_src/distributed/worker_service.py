@@ -16,6 +16,7 @@ import time
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.proto import worker_pb2
 from sparseflow._src.distributed.rpc import error_from_status, status_code_of
+from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
 
@@ -94,14 +95,16 @@ def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
     return error_from_status(code, status.message)
 
 
-class WorkerServicer:
-    """Serves one task's ``Worker`` (see the module docstring)."""
+class WorkerServicer(TableServicer):
+    """Serves one task's ``Worker`` (see the module docstring); TablePull / TablePush come from
+    ``TableServicer`` (table_service.py)."""
 
     def __init__(self, worker, learn_cluster=None):
         self.worker = worker
         self.learn_cluster = learn_cluster  # fn(ClusterDef): the server learns tasks a master knows
         self._chunks = ChunkStore()
         self._requests = RecentRequestIds()
+        self._init_table_service()
 
     def GetStatus(self, req, context):
         check_protocol(req.protocol_version, "The caller")

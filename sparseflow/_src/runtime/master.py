@@ -86,13 +86,14 @@ class GraphSource:
 
 
 class TaskPart:
-    __slots__ = ("task", "worker", "graph_handle", "is_local")
+    """One task's registered share of a signature, and the worker interface that runs it."""
 
-    def __init__(self, task, worker, graph_handle, is_local):
+    __slots__ = ("task", "worker", "graph_handle")
+
+    def __init__(self, task, worker, graph_handle):
         self.task = task
         self.worker = worker
         self.graph_handle = graph_handle
-        self.is_local = is_local
 
 
 class ClientGraph:
@@ -109,7 +110,6 @@ class ClientGraph:
         g = local_graph
         # A single straight-line plan that needs no step context runs without a step.
         self.direct_plan = g.main.plan if not remote and not g.needs_context else None
-        self.needs_step = bool(remote) or g.needs_context
 
     def run(self, feeds: list, deadline: float | None = None, run_options=None, stats: list | None = None,
             pool=None) -> list:
@@ -208,7 +208,7 @@ class MasterSession:
         soft = bool(getattr(cfg, "allow_soft_placement", True)) if cfg is not None else True
         return PassContext(feeds=list(feeds), fetches=list(fetches), targets=list(targets),
                            devices=self.env.device_names(), client_device=self.env.client_device,
-                           allow_soft_placement=soft and not self.env.is_cluster,
+                           allow_soft_placement=soft, soft_placement_across_tasks=not self.env.is_cluster,
                            log_device_placement=bool(getattr(cfg, "log_device_placement", False)),
                            evaluate=evaluate_constant_subgraph, incarnations=self.env.incarnations(),
                            disabled=disabled_passes(cfg))
@@ -244,12 +244,11 @@ class MasterSession:
         local_nodes = by_task.pop(local_task, [])
         worker = self.env.local_worker
         gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes)
-        local = TaskPart(local_task, worker, gh, True)
+        local = TaskPart(local_task, worker, gh)
         remote = []
         for task, nodes in sorted(by_task.items()):
             iface = self.env.worker(task)
-            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions),
-                                   False))
+            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions)))
         parts: dict[str, list] = {}
         for n in order:
             parts.setdefault(n.device, []).append(n)

@@ -23,7 +23,7 @@ from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
 from sparseflow._src.kernels.intra_op import set_intra_op_threads
-from sparseflow._src.runtime.devices import DeviceMgr
+from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
 from sparseflow._src.runtime.master import GraphSource, MasterEnv, MasterSession, deadline_from
@@ -88,12 +88,7 @@ class BaseSession:
                                 f"'grpc://host:port' (a tf.train.Server's target; `import sparseflow` registers it).")
             self._master = factory(target, self._graph, config)
         else:
-            num_cpus = 1
-            if config is not None:
-                try:
-                    num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-                except (AttributeError, TypeError):
-                    num_cpus = 1
+            num_cpus = cpu_count_of(config)
             # A local session owns its worker: its devices, variables and tables end with it.
             self._worker = Worker(DeviceMgr.local(num_cpus))
             self._master = MasterSession(f"{secrets.randbits(64):016x}", GraphSource(self._graph),
@@ -167,6 +162,22 @@ class BaseSession:
     def _check_open(self):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears resource containers (all when None) on every task of ``target``'s cluster and closes
+        every session of its master (TensorFlow's ``tf.Session.reset``); a no-op for ``target=""``,
+        whose resources end with each session."""
+        if not target:
+            return
+        factory = next((f for p, f in _TARGET_FACTORIES.items() if target.startswith(p)), None)
+        if factory is None:
+            raise errors.InvalidArgumentError(None, None, f"Session.reset: target {target!r} is not supported.")
+        master = factory(target, None, config)
+        try:
+            master.reset(list(containers) if containers else None)
+        finally:
+            master.close()
 
     def reset_containers(self, containers=None):
         """Destroys the resources (variables, tables) of ``containers`` (all when None) on this

@@ -54,8 +54,10 @@ class WorkerSession:
         self.worker = worker
         self._stateful_kernels: dict = {}
         # Per-session state shared by stateful kernels (random counters, ...); "graph" lets kernels of
-        # host-side resources (datasets) find the client's Python objects when it runs in-process.
-        self._session_state: dict = {"graph": client_graph}
+        # host-side resources (datasets) find the client's Python objects when it runs in-process;
+        # "worker" lets kernels reach this task's devices and other tasks (worker.remote(task)): the
+        # cluster pull/push kernels of sharded embedding tables (kernels/embedding_cluster.py).
+        self._session_state: dict = {"graph": client_graph, "worker": worker}
         self.graphs: dict[str, PartitionGraph] = {}
         self._lock = threading.Lock()
 
