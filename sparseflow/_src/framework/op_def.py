@@ -81,7 +81,7 @@ _OPS = Registry("op definition")
 
 _ARG_RE = re.compile(r"^\s*(\w+)\s*:\s*(.+?)\s*$")
 _LIST_RE = re.compile(r"^(\w+)\s*\*\s*(\w+)$")
-_REF_RE = re.compile(r"^Ref\((\w+)\)$")
+_REF_RE = re.compile(r"^Ref\((\w+|\w+\s*\*\s*\w+)\)$")  # Ref(T), or a list of refs Ref(N * T)
 
 
 def _parse_type_name(s: str) -> dtypes.DType | None:

@@ -8,7 +8,7 @@ of one device), and ``partition`` stays last because it needs every node placed.
 
 Example:
     >>> [name for name, _ in PASSES]
-    ['cse', 'constant_fold', 'simplify', 'place', 'coalesce', 'fuse', 'partition']
+    ['cse', 'constant_fold', 'simplify', 'place', 'coalesce', 'remap', 'group_updates', 'fuse', 'partition']
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from sparseflow._src.passes.coalesce import coalesce
 from sparseflow._src.passes.constant_fold import constant_fold
 from sparseflow._src.passes.cse import cse
 from sparseflow._src.passes.fuse import fuse
+from sparseflow._src.passes.group_updates import group_updates
 from sparseflow._src.passes.partition import partition
 from sparseflow._src.passes.place import place
+from sparseflow._src.passes.remap import remap
 from sparseflow._src.passes.simplify import simplify
 
 PASSES = [
@@ -27,6 +29,8 @@ PASSES = [
     ("simplify", simplify),
     ("place", place),
     ("coalesce", coalesce),  # after placement: one request per device and step
+    ("remap", remap),  # dense layers' MatMul+BiasAdd+Relu and ReluGrad+BiasAddGrad, before fuse takes a Relu
+    ("group_updates", group_updates),  # dense optimizer updates sharing their scalars: one node
     ("fuse", fuse),  # after placement: never fuses across devices
     ("partition", partition),
 ]

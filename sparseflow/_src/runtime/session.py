@@ -22,6 +22,7 @@ from sparseflow._src.framework import default_session, errors
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
+from sparseflow._src.kernels.intra_op import set_intra_op_threads
 from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
@@ -72,6 +73,8 @@ class BaseSession:
         self._run_cache: dict = {}  # (fetches, feed keys) -> (graph mutations, compiled, mapper, unique)
         self._lock = threading.RLock()
         self._closed = False
+        # BLAS threads and kernels' chunks follow intra_op_parallelism_threads (process-wide, 0: defaults)
+        set_intra_op_threads(getattr(config, "intra_op_parallelism_threads", 0) if config is not None else 0)
         threads = getattr(config, "inter_op_parallelism_threads", 0) if config is not None else 0
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sparseflow-inter-op") \
             if threads and threads > 1 else None
