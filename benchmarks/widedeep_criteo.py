@@ -92,12 +92,14 @@ DEEP_INIT_RANGE = 0.05  # deep rows ~ U(-0.05, 0.05), as TensorFlow's W1
 
 
 # ---------------------------------------------------------------------------- model
-def build(seed: int = 0, unseen_keys: str = "initial"):
+def build(seed: int = 0, unseen_keys: str = "initial", device=None):
     """The W1 graph. ``unseen_keys``: what evaluation reads for a key training never saw: ``initial``
     (the row's initial value, what TensorFlow's bucketed tables hold: the same model as
-    ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted)."""
+    ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted). ``device``: a
+    device (function) for the whole model, e.g. ``tf.train.replica_device_setter`` on a cluster,
+    which puts the dense variables on the ps tasks and shards both tables over them."""
     g = tf.Graph()
-    with g.as_default():
+    with g.as_default(), g.device(device):
         tf.set_random_seed(seed)
         keys = tf.placeholder(tf.uint64, [None, FIELDS], name="keys")
         numerics = tf.placeholder(tf.float32, [None, NUMERIC], name="numerics")
@@ -115,6 +117,8 @@ def build(seed: int = 0, unseen_keys: str = "initial"):
                 if training or unseen_keys == "zeros":
                     wide_rows = wide_t.pull(uk.keys, uk.counts, training=training)
                     deep_rows = deep_t.pull(uk.keys, uk.counts, training=training)
+                elif device is not None:  # sharded tables: training pulls (the train op is built already)
+                    wide_rows, deep_rows = (t.pull(uk.keys, uk.counts, training=True) for t in (wide_t, deep_t))
                 else:  # rows made on first sight, not recorded for push: unseen keys read their initial value
                     wide_rows, deep_rows = (table_pull(t.handles[0], uk.keys, uk.counts, t.dim, training=True)
                                             for t in (wide_t, deep_t))
@@ -194,7 +198,27 @@ def main(argv=None):
     ap.add_argument("--unseen-keys", choices=("initial", "zeros"), default="initial",
                     help="what evaluation reads for keys training never saw: their rows' initial values (as "
                          "TensorFlow's bucketed tables, the default) or zeros")
+    ap.add_argument("--ps", type=int, default=0, help="run on a local cluster of this many ps tasks (w1_cluster.py)")
+    ap.add_argument("--workers", type=int, default=1, help="workers of the local cluster (with --ps)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds the cluster run may take")
+    ap.add_argument("--task", help=argparse.SUPPRESS)  # job:index of one cluster task (set by the launcher)
+    ap.add_argument("--ps-hosts", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-hosts", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.task:
+        from w1_cluster import run_task
+
+        return run_task(args, tf, build, load, BATCH, WARMUP, rank_auc, blas_record())
+    if args.ps:
+        from w1_cluster import launch
+
+        def make(path):
+            make_synthetic(path, args.rows or 500_000)
+            return path
+
+        out = launch(args, make)
+        print(json.dumps(out))
+        return out
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

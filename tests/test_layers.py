@@ -20,7 +20,8 @@ ALLOWED = {
     "layers": {"framework", "ops", "grad"},
     "data": {"framework", "ops", "grad", "kernels", "runtime"},
     "feature_column": {"framework", "ops", "grad", "embedding", "training", "layers", "data"},
-    "models": {"framework", "ops", "grad", "embedding", "training", "layers", "data", "feature_column", "runtime",
+    "models": {"framework", "ops", "grad", "kernels", "embedding", "training", "layers", "data", "feature_column",
+               "runtime",
                "distributed"},
     "apps": {"models", "data", "training", "distributed"},
 }
