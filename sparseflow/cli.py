@@ -8,6 +8,8 @@ import sys
 DESCRIPTION = """\
   sparseflow demo                       Wide&Deep on the bundled Adult census data, end to end
   sparseflow train CONFIG               train (resuming from the model directory), then evaluate
+  sparseflow train CONFIG --ps N --workers M [--sync]
+                                        the same on a local cluster of N ps and M worker processes
   sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
   sparseflow predict CONFIG --output F  one probability per input row (with an id column)
   sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
@@ -57,6 +59,12 @@ def _parser():
     _common(train)
     train.add_argument("--overwrite", action="store_true",
                        help="remove the model directory's checkpoints first and start afresh")
+    train.add_argument("--ps", type=_epochs, default=0, metavar="N",
+                       help="train on a local cluster with N ps tasks (tables sharded over them)")
+    train.add_argument("--workers", type=_epochs, default=None, metavar="M",
+                       help="worker processes of the cluster (default 1; with --ps)")
+    train.add_argument("--sync", action="store_true",
+                       help="synchronous training on the cluster (SyncReplicasOptimizer); default asynchronous")
     ev = sub.add_parser("evaluate", help="evaluate the latest checkpoint")
     _common(ev, epochs=False)
     ev.add_argument("--input", nargs="+", help="data files (default: the config's eval data)")
@@ -85,6 +93,7 @@ def main(argv=None) -> int:
 
     from sparseflow._src.framework import errors
     from sparseflow._src.models import TrainingInterrupted, evaluate, load_config, predict, train
+    from sparseflow._src.models.cluster_training import ClusterTrainingError
     from sparseflow._src.models.trainer import json_line
 
     results_on_stdout = not (args.command == "predict" and args.output == "-")
@@ -102,7 +111,15 @@ def main(argv=None) -> int:
             run(epochs=args.epochs, model_dir=args.model_dir)
             return 0
         cfg = load_config(args.config, data_dir=args.data_dir)
-        if args.command == "train":
+        if args.command == "train" and (args.ps or args.workers is not None or args.sync):
+            from sparseflow._src.models.cluster_training import train_on_cluster
+
+            if not args.ps:
+                return fail("error: --workers and --sync train on a cluster: give its ps tasks with --ps N", 2,
+                            {"error": "--workers/--sync need --ps"})
+            train_on_cluster(cfg, args.config, args.ps, args.workers or 1, sync=args.sync, model_dir=args.model_dir,
+                             epochs=args.epochs, data_dir=args.data_dir, overwrite=args.overwrite)
+        elif args.command == "train":
             train(cfg, model_dir=args.model_dir, epochs=args.epochs, overwrite=args.overwrite)
         elif args.command == "evaluate":
             evaluate(cfg, model_dir=args.model_dir, paths=args.input)
@@ -111,6 +128,8 @@ def main(argv=None) -> int:
             print(f"wrote {result['predictions']} predictions to {args.output}", file=sys.stderr)
             if results_on_stdout:
                 print(json_line(result), flush=True)
+    except ClusterTrainingError as e:
+        return fail(f"error: {e}", e.status, {"error": str(e)})
     except TrainingInterrupted as e:
         return fail(str(e), 130, {"interrupted": True, "step": e.step, "checkpoint": e.checkpoint})
     except errors.OpError as e:  # sparseflow's errors: the first line says what and where

@@ -15,6 +15,7 @@ accuracy. Messages and progress go to ``log`` (stderr); the result is one JSON l
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -31,7 +32,8 @@ from sparseflow._src.models.metrics import binary_metrics, roc_auc
 from sparseflow._src.models.progress import TrainingProgress, interrupt_requests
 from sparseflow._src.models.wide_deep import WideDeep
 
-__all__ = ["build_model", "train", "evaluate", "predict", "TrainingInterrupted", "json_line"]
+__all__ = ["build_model", "train", "evaluate", "predict", "TrainingInterrupted", "json_line", "prepare_training",
+           "PreparedRun", "load_fitted", "evaluate_in_session"]
 
 _MODELS = {"wide_deep": WideDeep, "deepfm": DeepFM}
 
@@ -81,9 +83,12 @@ def _probs(sess, g, batch) -> np.ndarray:
     return probs
 
 
-def _session(model_dir, required):
-    """A Session with the model's variables and tables initialized or restored; and its Saver."""
-    saver = tf.train.Saver(max_to_keep=2)
+def _session(model_dir, required, var_list=None):
+    """A Session with the model's variables and tables initialized or restored; and its Saver.
+    With ``var_list`` (evaluation, prediction) only those are restored: the model, not its optimizer's
+    state, so a checkpoint of any training mode serves (a SyncReplicasOptimizer names Adam's beta
+    powers outside the model's scope, as TensorFlow's does)."""
+    saver = tf.train.Saver(var_list=var_list, max_to_keep=2)
     sess = tf.Session()
     ckpt = tf.train.latest_checkpoint(model_dir) if os.path.isdir(model_dir) else None
     if ckpt:
@@ -104,7 +109,8 @@ def _session(model_dir, required):
     return sess, saver, ckpt
 
 
-def _load_fitted(cfg, model_dir):
+def load_fitted(cfg, model_dir):
+    """Reads the feature statistics a training run recorded in ``model_dir`` into ``cfg``."""
     path = os.path.join(model_dir, run_record.FEATURES_FILE)
     if not os.path.exists(path):
         raise FileNotFoundError(f"model_dir {model_dir} has no {run_record.FEATURES_FILE} (the feature statistics "
@@ -125,7 +131,8 @@ def _bad_record_note(name, summary, reject):
     return f"{name}: {summary['skipped']} bad records skipped, {summary['defaulted']} bad values read as missing{where}"
 
 
-def _evaluate(sess, g, cfg, paths, role, log):
+def evaluate_in_session(sess, g, cfg, paths, role, log):
+    """Metrics of the model in ``sess`` on ``paths`` (AUC, log loss, accuracy, examples)."""
     ds, batches = input_data.inference_batches(cfg, paths, role, int(cfg.train["eval_batch_size"]))
     labels, probs = [], []
     for b in batches:
@@ -164,17 +171,32 @@ def _prepare_model_dir(cfg, model_dir, overwrite, log):
     return has_ckpt
 
 
-def train(cfg: Config, model_dir=None, epochs=None, out=None, log=None, evaluate_after=True,
-          overwrite=False) -> dict:
-    """Trains (resuming from ``model_dir``) and, with eval data, evaluates; returns the final metrics
-    (training metrics of the last epoch when there is no eval data). Raises
-    :class:`TrainingInterrupted` after saving a checkpoint when Ctrl-C is pressed."""
-    out, log = out or sys.stdout, log or sys.stderr
+@dataclasses.dataclass
+class PreparedRun:
+    """What ``prepare_training`` found: the model directory, the run's length and the data's counts."""
+
+    model_dir: str
+    epochs: int
+    batch_size: int
+    examples: int
+    read: dict  # the training data's read summary (rows_out, skipped, defaulted, reject_file)
+    resuming: bool
+    t0: float
+
+    @property
+    def summary(self) -> dict:
+        return {"train_examples": self.examples, "skipped": self.read["skipped"], "defaulted": self.read["defaulted"]}
+
+
+def prepare_training(cfg: Config, model_dir=None, epochs=None, overwrite=False, log=None) -> PreparedRun:
+    """The model directory checked against the config (or emptied with ``overwrite``), the training
+    data read once (statistics and checks), and the fitted statistics recorded in the directory
+    (those of the checkpoint when resuming), so that every process of a run uses the same."""
+    log = log or sys.stderr
     model_dir = model_dir_of(cfg, model_dir)
     epochs = int(epochs if epochs is not None else cfg.train["epochs"])
     if epochs < 0:
         raise ValueError(f"epochs must be >= 0, got {epochs}")
-    batch_size = int(cfg.train["batch_size"])
     print(f"checkpoints: {model_dir}", file=log, flush=True)
     resuming = _prepare_model_dir(cfg, model_dir, overwrite, log)
     t0 = time.perf_counter()
@@ -189,9 +211,20 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, log=None, evaluate
     if note:
         print(note, file=log, flush=True)
     if resuming and os.path.exists(os.path.join(model_dir, run_record.FEATURES_FILE)):
-        _load_fitted(cfg, model_dir)  # the statistics the checkpoint was trained with
+        load_fitted(cfg, model_dir)  # the statistics the checkpoint was trained with
     os.makedirs(model_dir, exist_ok=True)
     run_record.write(model_dir, cfg, cfg.features.fitted)
+    return PreparedRun(model_dir, epochs, int(cfg.train["batch_size"]), examples, stats.read, resuming, t0)
+
+
+def train(cfg: Config, model_dir=None, epochs=None, out=None, log=None, evaluate_after=True,
+          overwrite=False) -> dict:
+    """Trains (resuming from ``model_dir``) and, with eval data, evaluates; returns the final metrics
+    (training metrics of the last epoch when there is no eval data). Raises
+    :class:`TrainingInterrupted` after saving a checkpoint when Ctrl-C is pressed."""
+    out, log = out or sys.stdout, log or sys.stderr
+    run = prepare_training(cfg, model_dir, epochs, overwrite, log)
+    model_dir, epochs, batch_size, examples, t0 = run.model_dir, run.epochs, run.batch_size, run.examples, run.t0
     steps_per_epoch = math.ceil(examples / batch_size)
     total = epochs * steps_per_epoch
     prefix = os.path.join(model_dir, "model.ckpt")
@@ -245,13 +278,12 @@ def train(cfg: Config, model_dir=None, epochs=None, out=None, log=None, evaluate
                                        f"{_fmt(train_metrics['auc'])}  {n_seen / max(secs, 1e-9):,.0f} examples/s")
             finally:
                 progress.close()
-            summary = {"train_examples": examples, "skipped": stats.read["skipped"],
-                       "defaulted": stats.read["defaulted"]}
+            summary = run.summary
             if not cfg.eval_paths or not evaluate_after:
                 result = {**train_metrics, **summary, "seconds": round(time.perf_counter() - t0, 1)}
                 print(json_line(result), file=out, flush=True)
                 return result
-            metrics = _evaluate(sess, g, cfg, cfg.eval_paths, "eval", log)
+            metrics = evaluate_in_session(sess, g, cfg, cfg.eval_paths, "eval", log)
     metrics.update(summary, seconds=round(time.perf_counter() - t0, 1))
     _report(metrics, out, log, "eval")
     return metrics
@@ -271,11 +303,11 @@ def _restored(cfg, model_dir, log):
     has_ckpt = os.path.isdir(model_dir) and tf.train.latest_checkpoint(model_dir) is not None
     run_record.check(model_dir, cfg, has_ckpt, log)
     if has_ckpt:
-        _load_fitted(cfg, model_dir)
+        load_fitted(cfg, model_dir)
     graph = tf.Graph()
     with graph.as_default():
         g = build_model(cfg).build()
-        sess, _, ckpt = _session(model_dir, required=True)
+        sess, _, ckpt = _session(model_dir, required=True, var_list=g.inference_state)
     return graph, g, sess, ckpt
 
 
@@ -288,7 +320,7 @@ def evaluate(cfg: Config, model_dir=None, paths=None, out=None, log=None) -> dic
         raise ValueError("no evaluation data: give [data] eval in the config or files with --input")
     graph, g, sess, ckpt = _restored(cfg, model_dir, log)
     with graph.as_default(), sess:
-        metrics = _evaluate(sess, g, cfg, paths, "eval", log)
+        metrics = evaluate_in_session(sess, g, cfg, paths, "eval", log)
     _report(metrics, out, log, f"eval ({ckpt})")
     return metrics
 
