@@ -114,6 +114,22 @@ class RemoteMaster:
             c = self._graphs[key] = RemoteCallable(self, resp.handle, list(feeds), list(fetches), list(targets))
         return c
 
+    def partial_run_setup(self, feeds, fetches, targets) -> str:
+        if self._closed:
+            raise errors.CancelledError(None, None, "Session has been closed.")
+        self._sync()
+        req = master_pb2.PartialRunSetupRequest(session_handle=self.handle, feed=list(feeds), fetch=list(fetches),
+                                                target=list(targets), request_id=next(_request_ids))
+        return self._client.call("PartialRunSetup", req, timeout=_create_timeout(self.config)).partial_run_handle
+
+    def partial_run(self, handle, feeds, values, fetches) -> list:
+        req = master_pb2.RunStepRequest(session_handle=self.handle, fetch=list(fetches), partial_run_handle=handle,
+                                        request_id=next(_request_ids))
+        for name, v in zip(feeds, values):
+            wire.tensor_to_proto(v, req.feed.add(name=name).tensor)
+        resp = self._client.call("RunStep", req, timeout=_create_timeout(self.config))
+        return [wire.tensor_from_proto(t.tensor, t.name) for t in resp.tensor]
+
     def reset(self, containers=None):
         """Closes every session of the master and clears ``containers`` (all when None) on its tasks."""
         self._client.call("Reset", master_pb2.ResetRequest(container=list(containers or [])))

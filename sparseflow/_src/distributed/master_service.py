@@ -150,17 +150,25 @@ class MasterServicer:
         return master_pb2.ResetResponse()
 
     def PartialRunSetup(self, req, context):
-        raise errors.UnimplementedError(None, None, "Partial runs are not supported by sparseflow's master yet; run "
-                                                    "the whole signature with Session.run.")
+        self._requests.track(req.request_id, "PartialRunSetup")
+        s = self._session(req.session_handle)
+        handle = s.master.partial_run_setup(list(req.feed), list(req.fetch), list(req.target))
+        return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
 
     # ------------------------------------------------------------------ steps
     def RunStep(self, req, context):
         self._requests.track(req.request_id, "RunStep")
-        if req.partial_run_handle:
-            self.PartialRunSetup(req, context)
         s = self._session(req.session_handle)
         names = [t.name for t in req.feed]
         values = [wire.tensor_from_proto(t.tensor, f"feed {t.name}") for t in req.feed]
+        if req.partial_run_handle:
+            options = req.options if req.HasField("options") else None
+            out = s.master.partial_run(req.partial_run_handle, names, values, list(req.fetch),
+                                       deadline_from(options, s.config), options)
+            resp = master_pb2.RunStepResponse()
+            for name, value in zip(req.fetch, out):
+                wire.tensor_to_proto(value, resp.tensor.add(name=name).tensor)
+            return resp
         graph = s.master.compile(names, list(req.fetch), list(req.target))
         options = req.options if req.HasField("options") else None
         out = self._run(s, graph, values, options)

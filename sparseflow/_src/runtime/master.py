@@ -33,6 +33,7 @@ from sparseflow._src.framework import errors
 from sparseflow._src.framework.ir import GraphIR, parse_input
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import run_pipeline
+from sparseflow._src.runtime.partial_run import PartialRun, no_setup_message
 from sparseflow._src.runtime.plan import Plan
 from sparseflow._src.runtime.recv_batches import recv_batches
 from sparseflow._src.runtime.step import task_of_device
@@ -188,6 +189,7 @@ class MasterSession:
         self._closed = False
         self._pending_cleanups: dict[str, list[int]] = {}
         self.live_steps: set[int] = set()  # steps in flight: close() cancels them on every task
+        self._partial_runs: dict = {}
         env.local_worker.create_worker_session(handle, getattr(source, "graph", None))
 
     # ------------------------------------------------------------------ compile
@@ -214,13 +216,50 @@ class MasterSession:
                            evaluate=evaluate_constant_subgraph, incarnations=self.env.incarnations(),
                            disabled=disabled_passes(cfg))
 
-    def _compile(self, feeds, fetches, targets) -> ClientGraph:
+    def compile_variant(self, key, make_ir, feeds: list[str], fetches: list[str], targets: list[str]) -> ClientGraph:
+        """A signature of ``make_ir()``, a variant of the session's graph (a partial run's stage) that
+        ``key`` identifies; cached per graph version as ``compile``'s are."""
+        key = ("variant", key, tuple(feeds), tuple(fetches), tuple(targets), self.source.version)
+        c = self._graphs.get(key)
+        if c is None:
+            with self._lock:
+                if self._closed:
+                    raise errors.CancelledError(None, None, "Session has been closed.")
+                c = self._graphs.get(key)
+                if c is None:
+                    c = self._graphs[key] = self._compile(feeds, fetches, targets, make_ir())
+        return c
+
+    # ------------------------------------------------------------------ partial runs
+    def partial_run_setup(self, feeds: list[str], fetches: list[str], targets: list[str], deadline=None,
+                          options=None) -> str:
+        """A new partial run (``partial_run.PartialRun``); returns its handle."""
+        run = PartialRun(self.source.ir(), self.compile_variant, feeds, fetches, targets, deadline, options,
+                         cluster=self.env.is_cluster)
+        handle = f"{self.handle}-prun-{secrets.randbits(48):012x}"
+        with self._lock:
+            self._partial_runs[handle] = run
+        return handle
+
+    def partial_run(self, handle: str, feeds: list[str], values: list, fetches: list[str], deadline=None,
+                    options=None) -> list:
+        """Feeds and fetches one stage of the partial run ``handle``."""
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(None, None, no_setup_message(self.env.is_cluster))
+        try:
+            return run.run(feeds, values, fetches, deadline, options)
+        finally:
+            if run.done:
+                self._partial_runs.pop(handle, None)
+
+    def _compile(self, feeds, fetches, targets, ir=None) -> ClientGraph:
         if len(set(feeds)) != len(feeds):
             raise errors.InvalidArgumentError(None, None, "The same tensor is fed twice.")
         if not fetches and not targets:
             raise errors.InvalidArgumentError(None, None, "Must specify at least one target to fetch or execute.")
         ctx = self._pass_context(feeds, fetches, targets)
-        ir = self.source.ir()
+        ir = self.source.ir() if ir is None else ir
         if self.env.is_cluster:
             # Placement must know the tasks' devices and incarnations: ask the tasks the graph names.
             self.env.prepare_tasks(_requested_tasks(ir), self.handle, getattr(self.source, "graph", None))
@@ -285,6 +324,7 @@ class MasterSession:
                 return
             self._closed = True
             graphs, self._graphs = list(self._graphs.values()), {}
+            self._partial_runs.clear()
             cleanups, self._pending_cleanups = self._pending_cleanups, {}
             live = list(self.live_steps)
         closed = errors.CancelledError(None, None, "Session has been closed.")

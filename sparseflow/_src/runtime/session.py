@@ -289,6 +289,31 @@ class BaseSession:
             results.append(_to_fetch_value(next(it)) if isinstance(f, Tensor) else None)
         return results
 
+    # ------------------------------------------------------------------ partial runs
+    def partial_run_setup(self, fetches, feeds=None):
+        """Starts a partial run that may fetch ``fetches`` and be fed ``feeds``; returns its handle
+        for :meth:`partial_run` (see ``runtime/partial_run.py``: each op runs once, as soon as the
+        feeds it needs have arrived)."""
+        self._check_open()
+        unique = FetchMapper.build(self._resolve_fetch, fetches).unique_fetches()
+        feed_keys, _ = self._flatten_feeds(dict.fromkeys(feeds or ()))
+        tensors = [f.name for f in unique if isinstance(f, Tensor)]
+        ops = [f.name for f in unique if isinstance(f, Operation)]
+        return self._master.partial_run_setup([t.name for t in feed_keys], tensors, ops)
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Feeds ``feed_dict`` to the partial run ``handle`` and returns ``fetches`` (named at setup)."""
+        self._check_open()
+        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        unique = mapper.unique_fetches()
+        ops = [f for f in unique if isinstance(f, Operation)]
+        if ops:
+            raise RuntimeError(f"partial_run() requires empty `target_list`. Received: target_list={ops} (non-empty)")
+        feed_keys, feed_values = self._flatten_feeds(feed_dict)
+        values = [FeedConverter(t)(v) for t, v in zip(feed_keys, feed_values)]
+        out = self._master.partial_run(handle, [t.name for t in feed_keys], values, [f.name for f in unique])
+        return mapper.build_results({f: _to_fetch_value(v) for f, v in zip(unique, out)})
+
     # ------------------------------------------------------------------ callables / explain
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function ``f(*feed_values)`` that runs ``fetches`` with the plan compiled once."""
