@@ -2,13 +2,15 @@
 run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/peers/w1_tf_dist.py``:
 
 - one process per task on 127.0.0.1 (``tf.train.Server``); ps tasks only serve;
-- workers build the model under ``tf.train.replica_device_setter``: dense variables and their Adam
-  updates on the ps tasks, both embedding tables sharded over all ps tasks (one pull and one push
-  per ps per step for both tables);
+- workers build the model in the scope of their strategy (``sparseflow.distribute``):
+  ``ParameterServerStrategy`` (``--ps N``, as ``tf.train.replica_device_setter``: dense variables
+  and their Adam updates on the ps tasks, both embedding tables sharded over all ps tasks, one pull
+  and one push per ps per step for both tables), or ``PsStrategy`` (``--strategy ps``, no ps tasks:
+  the same layout over the workers themselves);
 - each worker trains its own contiguous shard of the training rows for one epoch, asynchronously,
   the first 5 steps untimed; the chief (worker 0) initializes, the others wait for it;
-- every worker counts itself done on a ps variable; the chief waits for all, then evaluates the
-  exact rank AUC on the last 10% of rows.
+- the chief waits until every worker is done (``strategy.finish``), then evaluates the exact rank
+  AUC on the last 10% of rows; the other workers stay until it has (``strategy.release``).
 
 Prints one JSON line (the launcher's): ``examples_per_s`` is all workers' timed examples over the
 window from the first worker's timed start to the last worker's end, ``test_auc`` the chief's.
@@ -43,11 +45,12 @@ def launch(args, make_data) -> dict:
     """Runs the cluster (``args.ps`` ps, ``args.workers`` workers) and returns the JSON result."""
     with tempfile.TemporaryDirectory() as tmp:
         path = args.data or make_data(os.path.join(tmp, "criteo_synthetic.tsv"))
+        strategy = args.strategy or "parameter_server"
         ports = free_ports(args.ps + args.workers)
         hosts = ["--ps-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[:args.ps]),
                  "--worker-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[args.ps:])]
         base = [sys.executable, os.path.join(HERE, "widedeep_criteo.py"), "--data", path, *hosts,
-                "--seed", str(args.seed), "--profile-steps", "0"]
+                "--seed", str(args.seed), "--profile-steps", "0", "--strategy", strategy]
         if args.rows:
             base += ["--rows", str(args.rows)]
         env = dict(os.environ)
@@ -66,14 +69,15 @@ def launch(args, make_data) -> dict:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
+    impl = "sparseflow_dist_async" if strategy == "parameter_server" else "sparseflow_ps_strategy_async"
     bad = [o for o in outs if "t_start" not in o]
     if bad:
-        return {"impl": "sparseflow_dist_async", "error": bad}
+        return {"impl": impl, "error": bad}
     t0 = min(o["t_start"] for o in outs)
     t1 = max(o["t_end"] for o in outs)
     examples = sum(o["timed_examples"] for o in outs)
     chief = outs[0]
-    return {"impl": "sparseflow_dist_async", "ps": args.ps, "workers": args.workers,
+    return {"impl": impl, "strategy": strategy, "ps": args.ps, "workers": args.workers,
             "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
             "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
             "batch": chief["batch"], "blas": chief.get("blas")}
@@ -83,28 +87,26 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
     """One task of the cluster (``args.task`` = ``ps:i`` or ``worker:i``)."""
     import numpy as np
 
+    from sparseflow._src.distributed.resolve import cluster_resolver_from_flags
+    from sparseflow.distribute import ParameterServerStrategy, PsStrategy
+
     job, index = args.task.split(":")
     index = int(index)
-    cluster = tf.train.ClusterSpec({"ps": args.ps_hosts.split(","), "worker": args.worker_hosts.split(",")})
-    server = tf.train.Server(cluster, job_name=job, task_index=index)
-    if job == "ps":
-        server.join()
+    resolver = cluster_resolver_from_flags(args.ps_hosts or "", args.worker_hosts, job, index)
+    strategy = (PsStrategy if args.strategy == "ps" else ParameterServerStrategy)(resolver)
+    if strategy.serves_only:
+        strategy.join()
         return None
-    num_workers = cluster.num_tasks("worker")
+    num_workers = strategy.num_workers
     keys, dense, labels = load(args.data, args.rows)
     n = len(labels)
     n_train = int(n * 0.9)
     per = n_train // num_workers
     lo = index * per
     steps = per // batch
-    setter = tf.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster)
-    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=setter)
-    with g.as_default(), tf.device(setter):
-        done = tf.get_variable("workers_done", [], tf.int32, initializer=tf.zeros_initializer(), trainable=False)
-        mark_done = done.assign_add(1)
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=strategy.device_function())
+    with g.as_default(), tf.Session(strategy.target, graph=g) as sess:
         not_ready = tf.report_uninitialized_variables()
-        init = tf.group(init, done.initializer)
-    with tf.Session(server.target, graph=g) as sess:
         if index == 0:
             sess.run(init)
         else:
@@ -121,16 +123,15 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
             a, b = lo + s * batch, lo + (s + 1) * batch
             step(keys[a:b], dense[a:b], labels[a:b])
         stamps.append(time.time())
-        sess.run(mark_done)
+        strategy.finish(sess)
         timed = (steps - warmup) * batch
         out = {"task": index, "t_start": stamps[0], "t_end": stamps[-1], "timed_examples": timed,
                "examples_per_s": round(timed / (stamps[-1] - stamps[0]), 1), "test_auc": None, "rows": n,
                "batch": batch, "blas": blas}
         if index == 0:
-            while sess.run(done) < num_workers:
-                time.sleep(0.1)
             predict = sess.make_callable(probs, [k_ph, x_ph])
             scores = np.concatenate([predict(keys[i:i + 16384], dense[i:i + 16384]) for i in range(n_train, n, 16384)])
             out["test_auc"] = round(rank_auc(labels[n_train:], scores), 5)
+        strategy.release()
     print(json.dumps(out), flush=True)
     return out

@@ -199,7 +199,10 @@ def main(argv=None):
                     help="what evaluation reads for keys training never saw: their rows' initial values (as "
                          "TensorFlow's bucketed tables, the default) or zeros")
     ap.add_argument("--ps", type=int, default=0, help="run on a local cluster of this many ps tasks (w1_cluster.py)")
-    ap.add_argument("--workers", type=int, default=1, help="workers of the local cluster (with --ps)")
+    ap.add_argument("--workers", type=int, default=1, help="workers of the local cluster (with --ps or --strategy)")
+    ap.add_argument("--strategy", choices=("parameter_server", "ps"), default=None,
+                    help="cluster layout: parameter_server (default with --ps: separate ps tasks) or ps (no ps "
+                         "tasks: every worker serves a shard of the tables and dense variables)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds the cluster run may take")
     ap.add_argument("--task", help=argparse.SUPPRESS)  # job:index of one cluster task (set by the launcher)
     ap.add_argument("--ps-hosts", help=argparse.SUPPRESS)
@@ -209,7 +212,7 @@ def main(argv=None):
         from w1_cluster import run_task
 
         return run_task(args, tf, build, load, BATCH, WARMUP, rank_auc, blas_record())
-    if args.ps:
+    if args.ps or args.strategy:
         from w1_cluster import launch
 
         def make(path):

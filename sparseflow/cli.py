@@ -10,6 +10,8 @@ DESCRIPTION = """\
   sparseflow train CONFIG               train (resuming from the model directory), then evaluate
   sparseflow train CONFIG --ps N --workers M [--sync]
                                         the same on a local cluster of N ps and M worker processes
+  sparseflow train CONFIG --strategy ps --workers M
+                                        M workers that also serve the parameters (no ps tasks)
   sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
   sparseflow predict CONFIG --output F  one probability per input row (with an id column)
   sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
@@ -65,6 +67,9 @@ def _parser():
                        help="worker processes of the cluster (default 1; with --ps)")
     train.add_argument("--sync", action="store_true",
                        help="synchronous training on the cluster (SyncReplicasOptimizer); default asynchronous")
+    train.add_argument("--strategy", choices=["parameter_server", "ps"],
+                       help="parameter_server (default with --ps): separate ps tasks; ps: every worker serves a "
+                            "shard of the parameters (asynchronous, no --ps)")
     ev = sub.add_parser("evaluate", help="evaluate the latest checkpoint")
     _common(ev, epochs=False)
     ev.add_argument("--input", nargs="+", help="data files (default: the config's eval data)")
@@ -111,14 +116,16 @@ def main(argv=None) -> int:
             run(epochs=args.epochs, model_dir=args.model_dir)
             return 0
         cfg = load_config(args.config, data_dir=args.data_dir)
-        if args.command == "train" and (args.ps or args.workers is not None or args.sync):
+        if args.command == "train" and (args.ps or args.workers is not None or args.sync or args.strategy):
             from sparseflow._src.models.cluster_training import train_on_cluster
 
-            if not args.ps:
-                return fail("error: --workers and --sync train on a cluster: give its ps tasks with --ps N", 2,
+            strategy = args.strategy or "parameter_server"
+            if not args.ps and strategy == "parameter_server":
+                return fail("error: --workers and --sync train on a cluster: give its ps tasks with --ps N (or "
+                            "--strategy ps for workers that serve the parameters)", 2,
                             {"error": "--workers/--sync need --ps"})
             train_on_cluster(cfg, args.config, args.ps, args.workers or 1, sync=args.sync, model_dir=args.model_dir,
-                             epochs=args.epochs, data_dir=args.data_dir, overwrite=args.overwrite)
+                             epochs=args.epochs, data_dir=args.data_dir, overwrite=args.overwrite, strategy=strategy)
         elif args.command == "train":
             train(cfg, model_dir=args.model_dir, epochs=args.epochs, overwrite=args.overwrite)
         elif args.command == "evaluate":

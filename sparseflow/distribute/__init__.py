@@ -1,4 +1,6 @@
-"""``tf.distribute``: cluster resolvers, and a local ps/worker cluster for one machine.
+"""``tf.distribute``: cluster resolvers, a local ps/worker cluster for one machine, and the
+training strategies (``ParameterServerStrategy``: separate ps tasks, async or sync;
+``PsStrategy``: every worker serves a shard, async).
 
 ``launch_local_cluster`` is the Python side of ``sparseflow launch`` (see ``LocalCluster``).
 """
@@ -6,4 +8,5 @@
 # ruff: noqa: F401
 from sparseflow._src.distributed.launcher import LocalCluster, launch_local_cluster
 from sparseflow._src.distributed.resolve import resolve_cluster
+from sparseflow._src.training.distribute import ParameterServerStrategy, PsStrategy, Strategy
 from sparseflow.distribute import cluster_resolver

@@ -1,4 +1,5 @@
-"""``sparseflow train CONFIG --ps N --workers M [--sync]``: a config's model trained on a local cluster.
+"""``sparseflow train CONFIG --ps N --workers M [--sync]`` (or ``--strategy ps --workers M``): a
+config's model trained on a local cluster.
 
 The command reads the training data once (statistics and checks, as ``train``), records the
 fitted statistics and the config in the model directory, then starts ``N`` ps and ``M`` worker
@@ -62,20 +63,29 @@ class _ChiefResult:
 
 def train_on_cluster(cfg: Config, config_arg: str, num_ps: int, num_workers: int, sync: bool = False,
                      model_dir=None, epochs=None, data_dir=None, overwrite=False, out=None, log=None,
-                     timeout=None, wait_secs: float = 600.0) -> dict:
-    """Trains ``cfg``'s model on ``num_ps`` ps and ``num_workers`` worker processes and returns the
+                     timeout=None, wait_secs: float = 600.0, strategy: str = "parameter_server") -> dict:
+    """Trains ``cfg``'s model on ``num_ps`` ps and ``num_workers`` worker processes with
+    ``strategy`` (``parameter_server``, or ``ps``: no ps tasks, the workers serve) and returns the
     chief's metrics (printed as one JSON line on ``out``). ``config_arg`` and ``data_dir`` are what
     the tasks load the config from (the command's own arguments). Raises ``ClusterTrainingError``
     when a task fails, ``timeout`` seconds pass, or the run is interrupted (``status`` 130/143)."""
     out, log = out or sys.stdout, log or sys.stderr
-    if num_ps < 1:
+    if strategy == "ps":
+        if num_ps:
+            raise ValueError(f"the ps strategy has no ps tasks (every worker serves a shard); got --ps {num_ps}")
+        if sync:
+            raise ValueError("the ps strategy trains asynchronously; --sync needs --ps N (parameter_server)")
+    elif strategy != "parameter_server":
+        raise ValueError(f"unknown strategy {strategy!r}; one of parameter_server, ps")
+    elif num_ps < 1:
         raise ValueError(f"--ps must be >= 1 for training on a cluster, got {num_ps}")
     if num_workers < 1:
         raise ValueError(f"--workers must be >= 1, got {num_workers}")
     run = prepare_training(cfg, model_dir, epochs, overwrite, log)
     command = ["-m", "sparseflow._src.models.cluster_task", "--config", os.path.abspath(config_arg)
                if os.path.exists(config_arg) else config_arg, "--model-dir", run.model_dir,
-               "--epochs", str(run.epochs), "--examples", str(run.examples), "--wait-secs", str(wait_secs)]
+               "--epochs", str(run.epochs), "--examples", str(run.examples), "--wait-secs", str(wait_secs),
+               "--strategy", strategy]
     if data_dir:
         command += ["--data-dir", os.path.abspath(data_dir)]
     if sync:

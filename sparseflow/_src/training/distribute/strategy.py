@@ -1,0 +1,199 @@
+"""A training task's place in a cluster, and how a model is laid out and trained on it.
+
+A strategy is created once per process from a cluster resolver (``TF_CONFIG``, ``mpiexec``
+ranks, TF1 flags: ``resolve_cluster``). It starts the task's ``tf.train.Server``, says whether
+the task only serves (``serves_only``: a ps of ``ParameterServerStrategy``; call ``join()``) or
+trains, places the model (``scope()``: a device function for variables and embedding tables),
+wraps the dense optimizer (``wrap_optimizer``: e.g. ``SyncReplicasOptimizer`` for synchronous
+steps), opens the training session (``training_session()``: a ``MonitoredTrainingSession`` on
+the task's server, the chief checkpointing) and ends a run together (``finish()``: the chief
+waits until every worker is done, then the others may leave).
+
+A TF1-style program::
+
+    strategy = sparseflow.distribute.ParameterServerStrategy()   # or PsStrategy(), ...
+    if strategy.serves_only:
+        strategy.join()
+    with tf.Graph().as_default():
+        with strategy.scope():
+            ...  # model, loss, global step
+            train_op = embedding.minimize(loss, strategy.wrap_optimizer(tf.train.AdamOptimizer()), step)
+        with strategy.training_session(checkpoint_dir="ckpt") as sess:
+            while ...:
+                sess.run(train_op, feed)
+            strategy.finish(sess)          # the chief returns when every worker has finished
+            if strategy.is_chief:
+                ...                        # evaluate with the final parameters
+        strategy.release()                 # after the chief's final checkpoint: the others may stop
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from sparseflow._src.distributed.resolve import resolve_cluster
+from sparseflow._src.distributed.server import Server
+from sparseflow._src.framework import dtypes, errors
+from sparseflow._src.framework.graph import get_default_graph
+from sparseflow._src.ops.queue_ops import FIFOQueue
+
+__all__ = ["Strategy"]
+
+
+class Strategy:
+    """Base class (see the module docstring). Subclasses give ``device_function()``, and may
+    override ``wrap_optimizer``, ``session_hooks`` and ``serves_only``."""
+
+    #: jobs whose tasks train (the first is the chief's job when there is no "chief" job)
+    TRAINING_JOBS = ("chief", "worker")
+
+    def __init__(self, cluster_resolver=None, server_config=None, start_server=True):
+        resolver = cluster_resolver if cluster_resolver is not None else resolve_cluster()
+        if resolver is None:
+            raise ValueError(f"{type(self).__name__} needs a cluster: set TF_CONFIG (sparseflow launch does), run "
+                             "under mpiexec, or pass a cluster resolver")
+        self.cluster_resolver = resolver
+        self.cluster_spec = resolver.cluster_spec()
+        self.task_type, self.task_id = resolver.task_type, int(resolver.task_id or 0)
+        if self.task_type not in self.cluster_spec.jobs:
+            raise ValueError(f"task {self.task_type}:{self.task_id} is not in the cluster "
+                             f"{self.cluster_spec.as_dict()}")
+        self._check_cluster()
+        self.server = Server(self.cluster_spec, job_name=self.task_type, task_index=self.task_id,
+                             config=server_config, start=start_server)
+        self._barrier = None
+
+    # ------------------------------------------------------------------ the cluster
+    def _check_cluster(self) -> None:
+        """Raises ValueError when the cluster lacks a job the strategy needs."""
+
+    @property
+    def workers(self) -> list[str]:
+        """The training tasks, chief first: ``["/job:chief/task:0", "/job:worker/task:0", ...]``."""
+        out = []
+        for job in self.TRAINING_JOBS:
+            if job in self.cluster_spec.jobs:
+                out += [f"/job:{job}/task:{i}" for i in self.cluster_spec.task_indices(job)]
+        return out
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    @property
+    def task_device(self) -> str:
+        return f"/job:{self.task_type}/task:{self.task_id}"
+
+    @property
+    def worker_index(self) -> int:
+        """This task's position among the training tasks (0 is the chief); -1 for a serving task."""
+        return self.workers.index(self.task_device) if self.task_device in self.workers else -1
+
+    @property
+    def is_chief(self) -> bool:
+        return self.worker_index == 0
+
+    @property
+    def serves_only(self) -> bool:
+        return self.worker_index < 0
+
+    @property
+    def target(self) -> str:
+        """The session target of this task's server."""
+        return self.server.target
+
+    def join(self) -> None:
+        """Serves until the process is stopped (a serving task's whole life)."""
+        self.server.join()
+
+    # ------------------------------------------------------------------ the model
+    def device_function(self):
+        """The device function of ``scope()`` (for ``tf.device`` / ``Graph.device``)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Places what is built inside: variables and table shards where the strategy keeps them,
+        the computation on this task."""
+        with get_default_graph().device(self.device_function()):
+            yield self
+
+    def wrap_optimizer(self, optimizer):
+        """The optimizer to train the dense variables with (``optimizer`` itself by default)."""
+        return optimizer
+
+    def session_hooks(self) -> list:
+        """Hooks the training session needs (a sync optimizer's, for instance)."""
+        return []
+
+    # ------------------------------------------------------------------ a run
+    def _barrier_device(self) -> str:
+        return self.workers[0]
+
+    def _barrier_ops(self):
+        """(mark this worker done, wait for all the others, let the others go, wait to be let go),
+        two queues on the barrier device."""
+        if self._barrier is None:
+            n = self.num_workers
+            with get_default_graph().device(self._barrier_device()):
+                done = FIFOQueue(n, dtypes.int32, shapes=[()], name="strategy_done", shared_name="strategy_done")
+                leave = FIFOQueue(n, dtypes.int32, shapes=[()], name="strategy_leave", shared_name="strategy_leave")
+                self._barrier = (done.enqueue(self.worker_index), done.dequeue_many(n - 1) if n > 1 else None,
+                                 leave.enqueue_many([[0] * (n - 1)]) if n > 1 else None, leave.dequeue())
+        return self._barrier
+
+    def training_session(self, checkpoint_dir=None, hooks=None, save_checkpoint_steps=None,
+                         save_checkpoint_secs=None, max_wait_secs=600.0, scaffold=None, **kwargs):
+        """A ``MonitoredTrainingSession`` on this task's server: the chief initializes or restores
+        from ``checkpoint_dir`` and checkpoints there; the others wait up to ``max_wait_secs``."""
+        from sparseflow._src.training.session.monitored_session import MonitoredTrainingSession
+
+        self._barrier_ops()
+        if save_checkpoint_steps is None and save_checkpoint_secs is None:
+            save_checkpoint_secs = 600
+        return MonitoredTrainingSession(
+            master=self.target, is_chief=self.is_chief, checkpoint_dir=checkpoint_dir if self.is_chief else None,
+            scaffold=scaffold, hooks=self.session_hooks() + list(hooks or []),
+            save_checkpoint_steps=save_checkpoint_steps, save_checkpoint_secs=save_checkpoint_secs,
+            save_summaries_steps=None, save_summaries_secs=None, log_step_count_steps=None,
+            max_wait_secs=max_wait_secs, **kwargs)
+
+    def finish(self, sess, timeout: float = 600.0) -> None:
+        """Marks this worker done; the chief returns once every worker is (``DeadlineExceededError``
+        after ``timeout`` seconds), the others at once."""
+        mark, wait_all, _, _ = self._barrier_ops()
+        if not self.is_chief:
+            sess.run(mark)
+        elif wait_all is not None:
+            try:
+                sess.run(wait_all, options=_timeout_options(timeout))
+            except errors.DeadlineExceededError:
+                raise errors.DeadlineExceededError(
+                    None, None, f"not every worker finished within {timeout:g} s (the chief waits for "
+                                f"{self.num_workers - 1})") from None
+
+    def release(self, timeout: float = 600.0) -> None:
+        """After ``finish``: the chief lets the other workers go; they wait here for it (their servers
+        may hold state the chief's last checkpoint and evaluation read). A chief that has gone (its
+        task unreachable, shutting down) has let them go too: when the barrier is on the chief's own
+        task, it may leave before a worker has taken its token."""
+        _, _, let_go, wait_for_chief = self._barrier_ops()
+        if self.num_workers < 2:
+            return
+        from sparseflow._src.runtime.session import Session
+
+        with Session(self.target, graph=get_default_graph()) as sess:
+            if self.is_chief:
+                sess.run(let_go)
+                return
+            try:
+                sess.run(wait_for_chief, options=_timeout_options(timeout))
+            except (errors.UnavailableError, errors.AbortedError, errors.CancelledError):
+                if not self._barrier_device().startswith(self.workers[0]):
+                    raise
+
+
+def _timeout_options(seconds: float):
+    from sparseflow._src.framework.proto.config_pb2 import RunOptions
+
+    return RunOptions(timeout_in_ms=int(seconds * 1000))
