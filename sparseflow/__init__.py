@@ -35,6 +35,7 @@ from sparseflow import (
     metrics,
     models,
     nn,
+    python_io,
     queue,
     random,
     sparse,
@@ -102,6 +103,7 @@ from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
+from sparseflow._src.ops.parsing_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *

@@ -1,6 +1,16 @@
 """``tf.io``: graph writing and file helpers, and (TF1 endpoints) the queue classes."""
 
 # ruff: noqa: F401
+from sparseflow._src.data.record_io import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
 from sparseflow._src.framework.file_io import io_gfile as gfile
 from sparseflow._src.framework.file_io import write_graph
+from sparseflow._src.ops.parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+    decode_csv,
+    parse_example,
+    parse_single_example,
+)
 from sparseflow._src.ops.queue_ops import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue

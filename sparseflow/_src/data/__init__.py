@@ -6,6 +6,7 @@ import types as _types
 from sparseflow._src.data import readers as _readers
 from sparseflow._src.data.dataset import AUTOTUNE, Dataset, IterContext  # noqa: F401
 from sparseflow._src.data.dataset_structure import SparseTensorSpec, TensorSpec  # noqa: F401
+from sparseflow._src.data.file_datasets import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from sparseflow._src.data.iterator_ops import (
     Iterator,
     get_output_classes,
@@ -52,5 +53,6 @@ experimental = _types.SimpleNamespace(
 
 __all__: list[str] = ["Dataset", "DatasetV1", "Iterator", "experimental", "make_one_shot_iterator",
                       "make_initializable_iterator", "get_output_types", "get_output_shapes", "get_output_classes",
-                      "AUTOTUNE", "TensorSpec", "SparseTensorSpec"] + list(_readers.__all__)
+                      "AUTOTUNE", "TensorSpec", "SparseTensorSpec", "TextLineDataset", "TFRecordDataset",
+                      "FixedLengthRecordDataset"] + list(_readers.__all__)
 

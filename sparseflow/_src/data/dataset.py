@@ -66,7 +66,9 @@ class IterContext:
     """What a running dataset sees: values of captured graph tensors, compiled functions, state.
 
     ``state`` lives for one initialization of an iterator (e.g. the in-memory cache), ``persistent``
-    for the iterator (e.g. how many epochs a reshuffling buffer has run).
+    for the iterator. ``seed_generators`` (the shuffles' seed generators) live for one run of the
+    dataset's graph, as TensorFlow's: one initialization, or one dataset made by a function
+    (``bind``), so a re-initialized iterator repeats its shuffled orders.
     """
 
     def __init__(self, values: dict, runner=None, persistent: dict | None = None, cancelled=None, parent=None):
@@ -77,6 +79,7 @@ class IterContext:
         self.state: dict = {} if parent is None else parent.state
         self.persistent: dict = persistent if persistent is not None else {}
         self.cancelled = cancelled if cancelled is not None else threading.Event()
+        self.seed_generators: dict = {}
         self._parent = parent
 
     def value(self, arg):

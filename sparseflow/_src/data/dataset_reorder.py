@@ -3,10 +3,10 @@
 All of them pass blocks through when their input produces blocks (a reader), so a pipeline like
 ``reader.shuffle(10000).batch(512)`` moves NumPy blocks, never single rows.
 
-Shuffling is deterministic for a given seed (the op seed, or one derived from the graph seed):
-pass ``k`` of a reshuffling dataset uses the stream ``(seed, seed2, k)``, so every pass has its own
-order and a rerun of the program sees the same orders. Rows are drawn from a buffer of
-``buffer_size``: ``shuffle(1)`` keeps the input order.
+Shuffling gives TensorFlow's orders for the same seeds (the op seed, or one derived from the graph
+seed): TF's buffer and Philox draws (``shuffle_buffer.py``); each pass of a reshuffling dataset
+has its own order, and re-initializing an iterator repeats the first pass's order, as in TF.
+``shuffle(1)`` keeps the input order.
 
 Example:
     >>> import sparseflow as tf
@@ -25,6 +25,7 @@ import numpy as np
 from sparseflow._src.data import cache_file
 from sparseflow._src.data import dataset_structure as st
 from sparseflow._src.data.dataset_transforms import UnaryDataset
+from sparseflow._src.data.shuffle_buffer import Ring, Samples, SeedGenerator
 from sparseflow._src.framework import dtypes, errors
 from sparseflow._src.framework.operation import Tensor
 from sparseflow._src.framework.tensor_util import constant_value
@@ -38,7 +39,7 @@ class _BlockAware(UnaryDataset):
 
 
 class ShuffleDataset(_BlockAware):
-    """``shuffle``: each output is drawn uniformly from a buffer of the next ``buffer_size`` inputs."""
+    """``shuffle``: TensorFlow's shuffle buffer and seeds (``shuffle_buffer.py``), so orders equal TF's."""
 
     def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=None):
         super().__init__(input_dataset)
@@ -49,79 +50,64 @@ class ShuffleDataset(_BlockAware):
             if seed is None:
                 raise ValueError("`seed` of `shuffle` must be a Python int or a constant tensor.")
         s1, s2 = get_seed(None if seed is None else int(seed))
-        if s1 is None:
-            s1, s2 = secrets.randbits(62), secrets.randbits(62)
-        self._seeds = (int(s1), int(s2))
+        self._seeds = (int(s1 or 0), int(s2 or 0))  # (0, 0): fresh random seeds per iterator initialization
         self._buffer = self._arg(buffer_size, dtypes.int64)
         self._reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
 
-    def _rng(self, ctx):
+    def _start(self, ctx):
+        """The buffer size and the samples of this iterator (the next seeds of this run's generator)."""
         n = int(ctx.value(self._buffer))
         if n <= 0:
             raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than zero.")
-        epoch = 0
-        if self._reshuffle:
-            key = ("shuffle_epoch", id(self))
-            epoch = ctx.persistent.get(key, 0)
-            ctx.persistent[key] = epoch + 1
-        return n, np.random.default_rng([self._seeds[0], self._seeds[1], epoch])
+        key = ("shuffle_seeds", id(self))
+        gen = ctx.seed_generators.get(key)
+        if gen is None:
+            gen = ctx.seed_generators[key] = SeedGenerator(*self._seeds, reshuffle=self._reshuffle)
+        return n, Samples(*gen.next())
 
     def _iter_elements(self, ctx):
         if self._input._supports_batches():
             yield from super()._iter_elements(ctx)  # rows out of the shuffled blocks
             return
-        size, rng = self._rng(ctx)
-        buf = []
-        for el in ctx.iterate(self._input):
-            if len(buf) < size:
-                buf.append(el)
-                continue
-            j = int(rng.integers(len(buf)))
-            out, buf[j] = buf[j], el
-            yield out
-        while buf:
-            j = int(rng.integers(len(buf)))
-            buf[j], buf[-1] = buf[-1], buf[j]
-            yield buf.pop()
+        size, samples = self._start(ctx)
+        ring, held = Ring(size), {}
+        one = np.zeros(1, np.int64)
+        for i, el in enumerate(ctx.iterate(self._input)):
+            held[i] = el
+            one[0] = i
+            for j in ring.feed(one, samples).tolist():
+                yield held.pop(j)
+        for j in ring.drain(samples).tolist():
+            yield held.pop(j)
 
     def _iter_batches(self, ctx):
-        size, rng = self._rng(ctx)
+        size, samples = self._start(ctx)
+        ring = Ring(size)
         s = st.structure(self._element_spec)
         pool: list = []  # (first row id, leaves, rows) of blocks with rows still in the buffer
-        buf = np.empty(0, np.int64)  # row ids in the buffer
         next_id = 0
-        chunk = max(1, size // 4)
         for block in ctx.iterate_batches(self._input):
             leaves = s.flatten(block)
             n = st.num_rows(leaves)
             if not n:
                 continue
             pool.append((next_id, leaves, n))
-            ids = np.arange(next_id, next_id + n, dtype=np.int64)
+            out = ring.feed(np.arange(next_id, next_id + n, dtype=np.int64), samples)
             next_id += n
-            free = min(size - len(buf), n)
-            if free > 0:
-                buf = np.concatenate([buf, ids[:free]])
-                ids = ids[free:]
-            pos = 0
-            while pos < len(ids):
-                k = min(len(ids) - pos, chunk, len(buf))
-                sel = rng.choice(len(buf), k, replace=False)
-                out = buf[sel]
-                buf[sel] = ids[pos:pos + k]
-                pos += k
+            if len(out):
                 yield s.pack(_gather(pool, out))
-                low = int(buf.min())
+                held = ring.held()
+                low = int(held.min()) if len(held) else next_id
                 pool = [p for p in pool if p[0] + p[2] > low]
-            if sum(p[2] for p in pool) > 2 * max(size, len(buf)):
+            if sum(p[2] for p in pool) > 2 * max(ring.count, 1):
                 # a block stays while any of its rows is in the buffer, and a few rows of each may stay for
                 # long: copy the buffer's rows into one block, so memory is bounded by the buffer, not the input
-                compact = _gather(pool, buf)
-                pool = [(next_id, compact, len(buf))]
-                buf = np.arange(next_id, next_id + len(buf), dtype=np.int64)
-                next_id += len(buf)
-        if len(buf):
-            yield s.pack(_gather(pool, buf[rng.permutation(len(buf))]))
+                held = ring.held()
+                pool = [(next_id, _gather(pool, held), len(held))]
+                ring.renumber(np.arange(next_id, next_id + len(held), dtype=np.int64))
+                next_id += len(held)
+        if ring.count:
+            yield s.pack(_gather(pool, ring.drain(samples)))
 
 
 def _gather(pool, ids):

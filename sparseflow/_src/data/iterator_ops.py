@@ -209,6 +209,7 @@ def python_iterator(dataset):
         runner = state["runner"] = host_function_runner()  # functions compile once per dataset
     ctx = IterContext(values, runner, persistent=state)
     ctx.state = state  # an in-memory cache is reused by later loops, as in TensorFlow 2
+    ctx.seed_generators = state.setdefault("seed_generators", {})  # later loops reshuffle, as in TensorFlow 2
     return _python_loop(ctx, dataset)
 
 

@@ -18,12 +18,7 @@ from sparseflow._src.framework.sparse_tensor import SparseTensor, SparseTensorVa
 from sparseflow._src.framework.tensor_conversion import convert_to_tensor
 from sparseflow._src.framework.tensor_shape import Dimension
 from sparseflow._src.ops import array_ops, control_flow_ops, math_ops, sparse_ops
-
-FixedLenFeature = collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])
-FixedLenFeature.__new__.__defaults__ = (None,)
-FixedLenFeature.__doc__ = "Parse spec of a fixed-length feature: ``shape``, ``dtype``, ``default_value``."
-VarLenFeature = collections.namedtuple("VarLenFeature", ["dtype"])
-VarLenFeature.__doc__ = "Parse spec of a variable-length feature (parsed into a SparseTensor)."
+from sparseflow._src.ops.parsing_ops import FixedLenFeature, VarLenFeature  # noqa: F401 - parse specs
 
 
 def convert_to_tensor_or_sparse_tensor(value, dtype=None, name=None):

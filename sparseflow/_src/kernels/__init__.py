@@ -15,6 +15,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     lookup_kernels,
     math_kernels,
     nn_kernels,
+    parsing_kernels,
     queue_kernels,
     random_kernels,
     sendrecv_kernels,
