@@ -8,7 +8,8 @@ Example:
     >>> with tf.Graph().as_default():
     ...     cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(3), output_keep_prob=0.5, seed=1)
     ...     out, _ = tf.nn.dynamic_rnn(cell, tf.ones([2, 4, 5]), dtype=tf.float32)
-    >>> [v.op.name for v in tf.global_variables()]
+    ...     names = [v.op.name for v in tf.global_variables()]
+    >>> names
     ['rnn/basic_rnn_cell/kernel', 'rnn/basic_rnn_cell/bias']
 """
 
