@@ -4,7 +4,8 @@ Run with TensorFlow 2.21 (CPU), never as part of the suite::
 
     /work/tfenv/bin/python tests/record_tf_reference.py [GROUP ...]
 
-GROUP is one of ``partitioned``, ``device_setter``, ``embedding_lookup``, ``rnn`` (default: all).
+GROUP is one of ``partitioned``, ``device_setter``, ``embedding_lookup``, ``rnn``, ``sampled``
+(default: all).
 The ``rnn`` programs need TF1's ``tf.nn.rnn_cell``, which TensorFlow 2.16+ serves from the
 ``tf-keras`` package (``pip install tf-keras==<TensorFlow's version>``); this script sets
 ``TF_USE_LEGACY_KERAS=1`` so that ``tf.compat.v1.nn.rnn_cell`` resolves to it.
@@ -32,6 +33,7 @@ tf.disable_v2_behavior()
 
 from tests.layers import rnn_programs  # noqa: E402
 from tests.ops import embedding_lookup_programs as lookup_programs  # noqa: E402
+from tests.ops import sampled_loss_programs  # noqa: E402
 from tests.training import device_setter_programs, partitioned_programs  # noqa: E402
 
 
@@ -46,12 +48,18 @@ def write(path, results):
 
 
 def main():
-    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn"}
+    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn", "sampled"}
     if "rnn" in groups:
         write("layers/rnn_expected.py", {
             "cases": rnn_programs.cases(tf),
             "names_and_scopes": rnn_programs.names_and_scopes(tf),
             "lstm_training": rnn_programs.lstm_training(tf),
+        })
+    if "sampled" in groups:
+        write("ops/sampled_loss_expected.py", {
+            "samplers": sampled_loss_programs.samplers(tf),
+            "losses": sampled_loss_programs.losses(tf),
+            "word2vec_training": sampled_loss_programs.word2vec_training(tf),
         })
     if "partitioned" in groups:
         with tempfile.TemporaryDirectory() as d:

@@ -18,7 +18,9 @@ from sparseflow._src.ops.training_ops import DENSE_OPS, SPARSE_OPS
 __all__: list[str] = []
 
 RANDOM_OPS = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
-              "RandomShuffle", "Multinomial")
+              "RandomShuffle", "Multinomial", "UniformCandidateSampler", "LogUniformCandidateSampler",
+              "LearnedUnigramCandidateSampler", "ThreadUnsafeUnigramCandidateSampler",
+              "FixedUnigramCandidateSampler", "AllCandidateSampler", "ComputeAccidentalHits")
 STATE_OPS = ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized", "CountUpTo",
              "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMin", "ScatterMax",
              "ScatterUpdate", "ScatterNdAdd", "ScatterNdSub", "ScatterNdUpdate")
