@@ -4,7 +4,8 @@ Run with TensorFlow 2.21 (CPU), never as part of the suite::
 
     /work/tfenv/bin/python tests/record_tf_reference.py [GROUP ...]
 
-GROUP is one of ``partitioned``, ``device_setter``, ``embedding_lookup``, ``rnn``, ``sampled``
+GROUP is one of ``partitioned``, ``device_setter``, ``embedding_lookup``, ``rnn``, ``sampled``,
+``conv3d``
 (default: all).
 The ``rnn`` programs need TF1's ``tf.nn.rnn_cell``, which TensorFlow 2.16+ serves from the
 ``tf-keras`` package (``pip install tf-keras==<TensorFlow's version>``); this script sets
@@ -32,8 +33,8 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 tf.disable_v2_behavior()
 
 from tests.layers import rnn_programs  # noqa: E402
+from tests.ops import conv3d_programs, sampled_loss_programs  # noqa: E402
 from tests.ops import embedding_lookup_programs as lookup_programs  # noqa: E402
-from tests.ops import sampled_loss_programs  # noqa: E402
 from tests.training import device_setter_programs, partitioned_programs  # noqa: E402
 
 
@@ -48,7 +49,7 @@ def write(path, results):
 
 
 def main():
-    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn", "sampled"}
+    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn", "sampled", "conv3d"}
     if "rnn" in groups:
         write("layers/rnn_expected.py", {
             "cases": rnn_programs.cases(tf),
@@ -61,6 +62,8 @@ def main():
             "losses": sampled_loss_programs.losses(tf),
             "word2vec_training": sampled_loss_programs.word2vec_training(tf),
         })
+    if "conv3d" in groups:
+        write("ops/conv3d_expected.py", {"convolutions": conv3d_programs.convolutions(tf)})
     if "partitioned" in groups:
         with tempfile.TemporaryDirectory() as d:
             write("training/partitioned_expected.py", {

@@ -15,6 +15,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     io_kernels,
     lookup_kernels,
     math_kernels,
+    nn_conv3d_kernels,
     nn_kernels,
     queue_kernels,
     random_kernels,
