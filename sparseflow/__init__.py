@@ -37,6 +37,7 @@ from sparseflow import (
     nn,
     queue,
     random,
+    saved_model,
     sparse,
     strings,
     train,
