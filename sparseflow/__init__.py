@@ -22,6 +22,7 @@ from sparseflow import (
     embedding,
     errors,
     feature_column,
+    flags,
     gfile,
     graph_util,
     initializers,
@@ -40,6 +41,7 @@ from sparseflow import (
     saved_model,
     sparse,
     strings,
+    test,
     train,
 )
 from sparseflow._src import distributed as _distributed  # registers grpc:// session targets
