@@ -233,8 +233,9 @@ class TestCase(unittest.TestCase):
         low_ok = t > lower_bound if open_lower_bound else t >= lower_bound
         high_ok = t < upper_bound if open_upper_bound else t <= upper_bound
         if not np.all(low_ok & high_ok):
+            left, right = "(" if open_lower_bound else "[", ")" if open_upper_bound else "]"
             self.fail(f"{np.sum(~(low_ok & high_ok))} element(s) of {t!r} are outside the range "
-                      f"{'(' if open_lower_bound else '['}{lower_bound}, {upper_bound}{')' if open_upper_bound else ']'}")
+                      f"{left}{lower_bound}, {upper_bound}{right}")
 
     def assertAllInSet(self, target, expected_set):  # noqa: N802
         missing = set(np.asarray(target).ravel().tolist()) - set(expected_set)

@@ -19,17 +19,17 @@ VOCAB, EMB, HIDDEN, STEPS, BATCH = 40, 8, 12, 7, 16
 def RESULT(name, value):
     arr = np.asarray(value)
     if arr.size > 32:
-        print("RESULT %s.shape %s" % (name, " ".join(str(d) for d in arr.shape)))
-        print("RESULT %s.sum %.6g" % (name, np.sum(arr, dtype=np.float64)))
-        print("RESULT %s.abssum %.6g" % (name, np.sum(np.abs(arr), dtype=np.float64)))
+        print(f"RESULT {name}.shape {' '.join(str(d) for d in arr.shape)}")
+        print(f"RESULT {name}.sum {np.sum(arr, dtype=np.float64):.6g}")
+        print(f"RESULT {name}.abssum {np.sum(np.abs(arr), dtype=np.float64):.6g}")
         return
     toks = []
     for v in arr.ravel().tolist():
         if isinstance(v, float):
-            toks.append("%.6g" % v)
+            toks.append(f"{v:.6g}")
         else:
             toks.append(v.decode() if isinstance(v, bytes) else str(v))
-    print("RESULT %s %s" % (name, " ".join(toks)))
+    print(f"RESULT {name} {' '.join(toks)}")
 
 
 def make_batch(rng):
@@ -92,7 +92,7 @@ with tf.Session() as sess:
         x, y, n = make_batch(rng)
         sess.run(train_op, {tokens: x, targets: y, lengths: n})
         if step % 20 == 19:
-            RESULT("full_loss_step%d" % step, sess.run(full_loss, eval_feed))
+            RESULT(f"full_loss_step{step}", sess.run(full_loss, eval_feed))
     RESULT("accuracy", sess.run(accuracy, eval_feed))
     out, last = sess.run([outputs, state[1]], eval_feed)
     RESULT("padded_outputs_are_zero", bool(np.all(out[eval_len < STEPS][:, -1] == 0)))

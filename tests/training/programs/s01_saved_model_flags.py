@@ -27,10 +27,10 @@ def RESULT(name, value):
     toks = []
     for v in arr.ravel().tolist():
         if isinstance(v, float):
-            toks.append("%.6g" % v)
+            toks.append(f"{v:.6g}")
         else:
             toks.append(v.decode() if isinstance(v, bytes) else str(v))
-    print("RESULT %s %s" % (name, " ".join(toks)))
+    print(f"RESULT {name} {' '.join(toks)}")
 
 
 def main(argv):
@@ -48,7 +48,7 @@ def main(argv):
         y = tf.placeholder(tf.float32, [None, 1], name="y")
         w = tf.get_variable("w", initializer=np.array([[0.1], [-0.2]], dtype=np.float32))
         b = tf.get_variable("b", initializer=np.array([0.05], dtype=np.float32))
-        counter = tf.get_variable("served", [], tf.int64, tf.zeros_initializer(), trainable=False,
+        tf.get_variable("served", [], tf.int64, tf.zeros_initializer(), trainable=False,
                                   collections=[tf.GraphKeys.LOCAL_VARIABLES])
         pred = tf.add(tf.matmul(x, w), b, name="prediction")
         loss = tf.reduce_mean(tf.square(pred - y))
