@@ -191,9 +191,12 @@ def _activation(activation):
     if activation is None:
         return math_ops.tanh
     if isinstance(activation, str):
-        from sparseflow import nn
+        from sparseflow._src.ops import nn_activation_ops
 
-        return getattr(nn, activation)
+        fn = getattr(nn_activation_ops, activation, None) or getattr(math_ops, activation, None)
+        if fn is None:
+            raise ValueError(f"Unknown activation {activation!r}: pass a function or the name of a tf.nn activation.")
+        return fn
     return activation
 
 
