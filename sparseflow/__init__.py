@@ -22,6 +22,7 @@ from sparseflow import (
     embedding,
     errors,
     feature_column,
+    flags,
     gfile,
     graph_util,
     initializers,
@@ -38,8 +39,10 @@ from sparseflow import (
     python_io,
     queue,
     random,
+    saved_model,
     sparse,
     strings,
+    test,
     train,
 )
 from sparseflow._src import distributed as _distributed  # registers grpc:// session targets

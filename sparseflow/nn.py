@@ -1,12 +1,17 @@
 """``tf.nn``: public names re-exported from the implementation."""
 
 # ruff: noqa: F401, F403
+from sparseflow import _nn_rnn_cell as rnn_cell
+from sparseflow._src.layers.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn, static_rnn
+from sparseflow._src.ops.candidate_sampling_ops import *
 from sparseflow._src.ops.nn_activation_ops import *
+from sparseflow._src.ops.nn_conv3d_ops import *
 from sparseflow._src.ops.nn_conv_ops import *
 from sparseflow._src.ops.nn_dropout_ops import *
 from sparseflow._src.ops.nn_embedding_ops import *
 from sparseflow._src.ops.nn_norm_ops import *
 from sparseflow._src.ops.nn_pool_ops import *
+from sparseflow._src.ops.nn_sampled_loss_ops import *
 from sparseflow._src.ops.nn_softmax_ops import *
 from sparseflow._src.ops.nn_topk_ops import *
 

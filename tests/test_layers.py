@@ -24,6 +24,8 @@ ALLOWED = {
                "runtime",
                "distributed"},
     "apps": {"models", "data", "training", "distributed"},
+    # tf.app / tf.flags / tf.test: program plumbing above the graph API (TestCase runs Sessions)
+    "platform": {"framework", "ops", "runtime"},
 }
 
 # Known upward imports, each with its reason; a new one fails the test.

@@ -148,6 +148,32 @@ def _conv_cases(kind, filter_shape):
 
 _conv = _conv_cases("Conv2D", (3, 2, 2, 3)) + _conv_cases("DepthwiseConv2dNative", (2, 3, 2, 2))
 
+
+def _conv3d_cases():
+    variants = [("SAME", (1, 3, 4, 3, 2), {"strides": [1, 1, 1, 1, 1], "padding": "SAME"}),
+                ("VALID_strided_NCDHW", (1, 2, 4, 3, 5),
+                 {"strides": [1, 1, 2, 1, 2], "padding": "VALID", "data_format": "NCDHW"}),
+                ("dilated", (1, 4, 4, 3, 2), {"strides": [1, 1, 1, 1, 1], "padding": "VALID",
+                                              "dilations": [1, 2, 1, 1, 1]})]
+    f_shape = (2, 2, 2, 2, 2)
+    cases = []
+    for variant, x_shape, attrs in variants:
+        y_shape = _out_shape("Conv3D", x_shape, f_shape, attrs)
+        cases += [
+            GradCase("Conv3D", lambda x, f, a=attrs: op("Conv3D", [x, f], a), [rand(*x_shape), rand(*f_shape)],
+                     name=f"Conv3D_{variant}"),
+            GradCase("Conv3DBackpropInputV2",
+                     lambda f, dy, a=attrs, s=x_shape: op("Conv3DBackpropInputV2", [list(s), f, dy], a),
+                     [rand(*f_shape), rand(*y_shape)], name=f"Conv3DBackpropInputV2_{variant}"),
+            GradCase("Conv3DBackpropFilterV2",
+                     lambda x, dy, a=attrs: op("Conv3DBackpropFilterV2", [x, list(f_shape), dy], a),
+                     [rand(*x_shape), rand(*y_shape)], name=f"Conv3DBackpropFilterV2_{variant}"),
+        ]
+    return cases
+
+
+_conv += _conv3d_cases()
+
 # ---------------------------------------------------------------- pooling
 _POOL_VARIANTS = [  # (name, input shape, attrs)
     ("SAME", (2, 5, 5, 2), {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1], "padding": "SAME"}),

@@ -81,8 +81,9 @@ def get_seed(op_seed):
     global_seed = g.seed
     if global_seed is not None:
         if op_seed is None:
-            op_seed = g._extra_state.get("seed_counter", 0)
-            g._extra_state["seed_counter"] = op_seed + 1
+            counter = getattr(g, "seed_counter_graph", g)  # a cond branch / loop body counts on its graph
+            op_seed = counter._extra_state.get("seed_counter", 0)
+            counter._extra_state["seed_counter"] = op_seed + 1
         seeds = (int(global_seed) % _MAXINT32, int(op_seed) % _MAXINT32)
     elif op_seed is not None:
         seeds = (DEFAULT_GRAPH_SEED, int(op_seed) % _MAXINT32)

@@ -238,3 +238,32 @@ def _lrn_grad(op, grad):
     norm = attrs["bias"] + attrs["alpha"] * window_sum(math_ops.square(x))
     scaled = grad * math_ops.pow(norm, -beta)
     return [scaled - (2.0 * attrs["alpha"] * beta) * x * window_sum(grad * y / norm)]
+
+
+# ---------------------------------------------------------------- 3-D convolutions
+_CONV3D_ATTRS = ["strides", "padding", "data_format", "dilations"]
+
+
+@RegisterGradient("Conv3D")
+def _conv3d_grad(op, grad):
+    attrs = op_attrs(op, _CONV3D_ATTRS)
+    x, f = op.inputs
+    shape_x, shape_f = array_ops.shape_n([x, f])
+    return [_apply("Conv3DBackpropInputV2", [shape_x, f, grad], attrs),
+            _apply("Conv3DBackpropFilterV2", [x, shape_f, grad], attrs)]
+
+
+@RegisterGradient("Conv3DBackpropInputV2")
+def _conv3d_backprop_input_grad(op, grad):
+    attrs = op_attrs(op, _CONV3D_ATTRS)
+    _, f, dy = op.inputs
+    return [None, _apply("Conv3DBackpropFilterV2", [grad, array_ops.shape(f), dy], attrs),
+            _apply("Conv3D", [grad, f], attrs)]
+
+
+@RegisterGradient("Conv3DBackpropFilterV2")
+def _conv3d_backprop_filter_grad(op, grad):
+    attrs = op_attrs(op, _CONV3D_ATTRS)
+    x, _, dy = op.inputs
+    return [_apply("Conv3DBackpropInputV2", [array_ops.shape(x), grad, dy], attrs), None,
+            _apply("Conv3D", [x, grad], attrs)]

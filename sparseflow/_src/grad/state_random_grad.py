@@ -19,9 +19,12 @@ __all__: list[str] = []
 
 RANDOM_OPS = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
               "RandomShuffle", "Multinomial")
+CANDIDATE_SAMPLING_OPS = ("UniformCandidateSampler", "LogUniformCandidateSampler", "LearnedUnigramCandidateSampler",
+                          "ThreadUnsafeUnigramCandidateSampler", "FixedUnigramCandidateSampler",
+                          "AllCandidateSampler", "ComputeAccidentalHits")
 STATE_OPS = ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized", "CountUpTo",
              "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMin", "ScatterMax",
              "ScatterUpdate", "ScatterNdAdd", "ScatterNdSub", "ScatterNdUpdate")
 
-for _op_type in RANDOM_OPS + STATE_OPS + DENSE_OPS + SPARSE_OPS:
+for _op_type in RANDOM_OPS + CANDIDATE_SAMPLING_OPS + STATE_OPS + DENSE_OPS + SPARSE_OPS:
     NotDifferentiable(_op_type)

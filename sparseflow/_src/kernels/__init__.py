@@ -3,6 +3,7 @@
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
     accumulator_kernels,
     array_kernels,
+    candidate_sampler_kernels,
     constant_kernels,
     control_flow_kernels,
     core_kernels,
@@ -14,6 +15,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     io_kernels,
     lookup_kernels,
     math_kernels,
+    nn_conv3d_kernels,
     nn_kernels,
     parsing_kernels,
     queue_kernels,

@@ -156,6 +156,10 @@ def pack_from_tensors(structure, tensors):
 class ControlFlowGraph(FuncGraph):
     """A branch or loop body: captures outer tensors by value and outer variables by reference."""
 
+    # Random ops inside take their op seeds from the enclosing graph's counter, as in TF1, where a
+    # branch or loop body is part of the graph that holds it.
+    seed_counter_graph = property(lambda self: getattr(self.outer_graph, "seed_counter_graph", self.outer_graph))
+
     def __init__(self, name, outer_graph):
         super().__init__(name, outer_graph)
         self._device_stack = list(outer_graph._device_stack)

@@ -158,7 +158,7 @@ class TextFileInitializer(TableInitializerBase):
     def __init__(self, filename, key_dtype, key_index, value_dtype, value_index, vocab_size=None,
                  delimiter="\t", name=None, value_index_offset=0):
         key_dtype, value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(value_dtype)
-        if not filename:
+        if filename is None or (isinstance(filename, (str, bytes)) and not filename):
             raise ValueError("`filename` argument required for tf.lookup.TextFileInitializer")
         if key_index < -2 or value_index < -2:
             raise ValueError(f"`key_index` and `value_index` should be >= -2, received: {key_index}, "
@@ -192,7 +192,7 @@ class TextFileInitializer(TableInitializerBase):
 
     @property
     def _shared_name(self):
-        parts = [self._filename] + ([str(self._vocab_size)] if self._vocab_size else [])
+        parts = [str(self._filename)] + ([str(self._vocab_size)] if self._vocab_size else [])
         parts += [str(self._key_index), str(self._value_index)] + ([str(self._offset)] if self._offset else [])
         return "hash_table_" + "_".join(parts)
 

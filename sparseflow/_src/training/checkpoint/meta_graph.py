@@ -127,6 +127,8 @@ def _kind_of(item) -> str | None:
         return "int64_list"
     if isinstance(item, float):
         return "float_list"
+    if type(item).__name__ == "Any" and hasattr(item, "type_url"):  # google.protobuf.Any (SavedModel assets)
+        return "any_list"
     return None
 
 
@@ -162,6 +164,8 @@ def _add_collection_def(mgd, graph, key, export_scope=None):
                         field.value.append(strip_name_scope(x.name, export_scope))
                 elif kind == "bytes_list":
                     field.value.append(x.encode("utf-8") if isinstance(x, str) else x)
+                elif kind == "any_list":
+                    field.value.add().CopyFrom(x)
                 else:
                     field.value.append(x)
     except Exception as e:  # noqa: BLE001 - like TensorFlow: warn and leave the collection out
@@ -199,8 +203,9 @@ def _restore_collections(mgd, graph, import_scope):
         elif kind == "node_list":
             for name in values:
                 graph.add_to_collection(key, graph.as_graph_element(prepend_name_scope(name, import_scope)))
-        elif kind == "any_list":
-            logging.warning("Cannot restore collection %s: it holds protobuf Any values.", key)
+        elif kind == "any_list":  # kept as Any protos, as TensorFlow does
+            for v in values:
+                graph.add_to_collection(key, v)
         else:
             for v in values:
                 graph.add_to_collection(key, v)
@@ -243,7 +248,9 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if meta_info_def is not None:
         mgd.meta_info_def.CopyFrom(meta_info_def)
     sf = sys.modules.get("sparseflow")
-    mgd.meta_info_def.tensorflow_version = f"sparseflow {getattr(sf, '__version__', '')}".strip()
+    # tensorflow_version stays empty: TensorFlow parses it as its own version number (and reads an empty
+    # one as "VariableDefs carry `trainable`"); the producer is named in tensorflow_git_version.
+    mgd.meta_info_def.tensorflow_git_version = f"sparseflow {getattr(sf, '__version__', '')}".strip()
     mgd.meta_info_def.stripped_op_list.CopyFrom(stripped_op_list_for_graph(graph_def))
     mgd.graph_def.CopyFrom(graph_def)
     if clear_devices:
