@@ -103,3 +103,25 @@ def test_session_explain_lists_the_passes():
     first = text.splitlines()[0]
     for name in ORDER:
         assert f"{name}(" in first
+
+
+def test_session_configs_turn_passes_off_as_tensorflow_options_do():
+    import sparseflow as tf
+    from sparseflow._src.runtime.master import disabled_passes
+
+    l0 = tf.ConfigProto(graph_options=tf.GraphOptions(optimizer_options=tf.OptimizerOptions(opt_level=-1)))
+    assert disabled_passes(l0) == {"cse", "constant_fold", "simplify", "remap", "group_updates", "fuse"}
+    cfg = tf.ConfigProto()
+    cfg.graph_options.rewrite_options.remapping = 2  # RewriterConfig.OFF
+    cfg.graph_options.rewrite_options.constant_folding = 2
+    assert disabled_passes(cfg) == {"remap", "group_updates", "constant_fold"}
+    assert disabled_passes(tf.ConfigProto()) == set()
+    with tf.Graph().as_default():  # and the session runs without them: no fused MatMul in its plan
+        x = tf.placeholder(tf.float32, [None, 3])
+        w, b = tf.Variable(tf.ones([3, 2])), tf.Variable(tf.zeros([2]))
+        y = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b))
+        for config, fused in ((None, True), (l0, False), (cfg, False)):
+            with tf.Session(config=config) as sess:
+                sess.run(tf.global_variables_initializer())
+                assert sess.run(y, {x: [[1.0, -1.0, 2.0]]}).tolist() == [[2.0, 2.0]]
+                assert ("_FusedMatMul" in sess.explain(y, {x: [[1.0, 2.0, 3.0]]})) == fused

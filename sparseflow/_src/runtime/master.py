@@ -382,7 +382,17 @@ def _global_order(ir: GraphIR) -> list:
     return [nodes[i] for i in stable_toposort(len(nodes), sources)]
 
 
+_OFF = 2  # RewriterConfig.Toggle.OFF
+# RewriterConfig toggles (TensorFlow's Grappler optimizers) -> the passes that do their work here
+_REWRITER_TOGGLES = {"constant_folding": ("constant_fold",), "common_subgraph_elimination": ("cse",),
+                     "arithmetic_optimization": ("simplify",), "remapping": ("remap", "group_updates")}
+
+
 def disabled_passes(config) -> set:
+    """The optional passes ``config`` turns off: ``OptimizerOptions`` (L0: every optimization;
+    ``do_constant_folding``, ``do_common_subexpression_elimination``, ``global_jit_level`` OFF:
+    fusion) and ``RewriterConfig`` toggles set to OFF (constant folding, common subgraph
+    elimination, arithmetic optimization, remapping)."""
     out = set()
     if config is None:
         return out
@@ -391,11 +401,15 @@ def disabled_passes(config) -> set:
         if getattr(opts, "global_jit_level", 0) == -1:  # OptimizerOptions.OFF: no compiled fusion
             out.add("fuse")
         if getattr(opts, "opt_level", 0) == -1:  # L0: no optimizations
-            out.update({"cse", "constant_fold", "simplify", "fuse"})
+            out.update({"cse", "constant_fold", "simplify", "remap", "group_updates", "fuse"})
         if opts.HasField("do_constant_folding") and not opts.do_constant_folding:
             out.add("constant_fold")
         if opts.HasField("do_common_subexpression_elimination") and not opts.do_common_subexpression_elimination:
             out.add("cse")
+        rewrite = config.graph_options.rewrite_options
+        for toggle, passes in _REWRITER_TOGGLES.items():
+            if getattr(rewrite, toggle, 0) == _OFF:
+                out.update(passes)
     except (AttributeError, ValueError):
         pass
     return out
