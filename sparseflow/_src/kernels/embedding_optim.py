@@ -58,7 +58,7 @@ def state_names(kind: int) -> list[str]:
             ADAM: ["m", "v", "t"], FTRL: ["linear", "accumulator"]}[kind]
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", error_model="numpy")  # x / 0 is inf or NaN (as TF); the loops vectorize
 def _update_row(kind, data, r, g, i, dim, lr, hp):
     """One row's update; float32 arithmetic per element (vectorizes), float64 per-row scalars."""
     lr32 = np.float32(lr)
@@ -126,7 +126,7 @@ def _update_row(kind, data, r, g, i, dim, lr, hp):
                 data[r, j] = 0.0
 
 
-@cached_njit(nogil=True)
+@cached_njit(nogil=True, error_model="numpy")
 def push_rows(kind, data, idata, rows, first, grads, counts, clicks, step, lr, hp, dim):
     """Applies the optimizer to the rows of the pushed keys (positions ``i`` with ``rows[i] >= 0``
     and ``first[i] == i``: duplicates were summed into their first position). Adds ``counts`` to
