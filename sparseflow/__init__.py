@@ -14,6 +14,7 @@ Example:
 # ruff: noqa: F401, F403
 from sparseflow import (
     app,
+    client,
     compat,
     contrib,
     data,
@@ -39,6 +40,7 @@ from sparseflow import (
     random,
     sparse,
     strings,
+    summary,
     train,
 )
 from sparseflow._src import distributed as _distributed  # registers grpc:// session targets
@@ -73,6 +75,8 @@ from sparseflow._src.framework.dtypes import (
 from sparseflow._src.framework.errors import OpError
 from sparseflow._src.framework.graph import Graph, GraphKeys, get_default_graph, name_scope, reset_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
+from sparseflow._src.framework.proto.event_pb2 import Event, LogMessage, SessionLog, TaggedRunMetadata
+from sparseflow._src.framework.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
 from sparseflow._src.framework.public_io import *
 from sparseflow._src.framework.sparse_tensor import (
     IndexedSlices,

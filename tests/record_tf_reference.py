@@ -5,7 +5,8 @@ Run with TensorFlow 2.21 (CPU), never as part of the suite::
     /work/tfenv/bin/python tests/record_tf_reference.py
 
 Each program module (``tests/training/partitioned_programs.py``,
-``tests/training/device_setter_programs.py``, ``tests/ops/embedding_lookup_programs.py``) builds
+``tests/training/device_setter_programs.py``, ``tests/ops/embedding_lookup_programs.py``,
+``tests/ops/summary_programs.py``) builds
 its graphs with whatever TF1-style module it is given; here that is ``tensorflow.compat.v1`` after
 ``disable_v2_behavior()`` (reference variables, graph mode). The results are written as Python
 literals next to the programs; the tests run the same programs with sparseflow and compare.
@@ -24,6 +25,7 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 tf.disable_v2_behavior()
 
 from tests.ops import embedding_lookup_programs as lookup_programs  # noqa: E402
+from tests.ops import summary_programs  # noqa: E402
 from tests.training import device_setter_programs, partitioned_programs  # noqa: E402
 
 
@@ -55,6 +57,7 @@ def main():
         "lookup_gradients": lookup_programs.lookup_gradients(tf),
         "sparse_lookups": lookup_programs.sparse_lookups(tf),
     })
+    write("ops/summary_expected.py", {"summaries": summary_programs.summaries(tf)})
 
 
 if __name__ == "__main__":

@@ -21,5 +21,6 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     sparse_kernels,
     state_kernels,
     string_kernels,
+    summary_kernels,
     training_kernels,
 )
