@@ -97,11 +97,14 @@ from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
 from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
+from sparseflow._src.ops.check_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
 from sparseflow._src.ops.init_ops import *
+from sparseflow._src.ops.logging_ops import Print
+from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
@@ -110,6 +113,7 @@ from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
+from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *
