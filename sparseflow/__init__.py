@@ -106,6 +106,7 @@ from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
+from sparseflow._src.ops.math_einsum import einsum, searchsorted
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
@@ -117,6 +118,7 @@ from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *
+from sparseflow._src.ops.template import make_template
 from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
 from sparseflow._src.runtime.session import InteractiveSession, Session

@@ -6,7 +6,8 @@ Run with TensorFlow 2.21 (CPU), never as part of the suite::
 
 Each program module (``tests/training/partitioned_programs.py``,
 ``tests/training/device_setter_programs.py``, ``tests/ops/embedding_lookup_programs.py``,
-``tests/ops/summary_programs.py``, ``tests/ops/debugging_programs.py``) builds
+``tests/ops/summary_programs.py``, ``tests/ops/debugging_programs.py``,
+``tests/ops/einsum_template_programs.py``) builds
 its graphs with whatever TF1-style module it is given; here that is ``tensorflow.compat.v1`` after
 ``disable_v2_behavior()`` (reference variables, graph mode). The results are written as Python
 literals next to the programs; the tests run the same programs with sparseflow and compare.
@@ -24,7 +25,7 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 
 tf.disable_v2_behavior()
 
-from tests.ops import debugging_programs, summary_programs  # noqa: E402
+from tests.ops import debugging_programs, einsum_template_programs, summary_programs  # noqa: E402
 from tests.ops import embedding_lookup_programs as lookup_programs  # noqa: E402
 from tests.training import device_setter_programs, partitioned_programs  # noqa: E402
 
@@ -63,6 +64,11 @@ def main():
         "numerics": debugging_programs.numerics(tf),
         "printing": debugging_programs.printing(tf),
         "python_functions": debugging_programs.python_functions(tf),
+    })
+    write("ops/einsum_template_expected.py", {
+        "einsums": einsum_template_programs.einsums(tf),
+        "searchsorteds": einsum_template_programs.searchsorteds(tf),
+        "templates": einsum_template_programs.templates(tf),
     })
 
 

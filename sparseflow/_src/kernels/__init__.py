@@ -14,6 +14,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     io_kernels,
     logging_kernels,
     lookup_kernels,
+    math_einsum_kernels,
     math_kernels,
     nn_kernels,
     queue_kernels,
