@@ -35,9 +35,13 @@ def test_einsum_gradient_sums_over_the_ellipsis_dimensions_of_the_other_input():
     np.testing.assert_allclose(got_b, np.einsum("xik,xij->kj", 2 * za, a), rtol=1e-10)
 
 
-def test_einsum_diagonal_has_no_gradient_and_says_why():
-    x = tf.constant(np.eye(2))
-    with pytest.raises(LookupError, match="subscript repeats"):
-        tf.gradients(tf.einsum("ii->i", x), x)
+def test_einsum_diagonal_gets_its_gradient_on_the_diagonal():
+    a = np.arange(8.0).reshape(2, 2, 2)
+    x = tf.constant(a)
+    g = tf.gradients(tf.reduce_sum(tf.einsum("bii->b", x) ** 2), x)[0]
     with tf.Session() as sess:
-        assert sess.run(tf.einsum("ii->i", x)).tolist() == [1.0, 1.0]
+        got = sess.run(g)
+    want = np.zeros_like(a)
+    for b in range(2):
+        want[b] = np.eye(2) * 2 * np.trace(a[b])
+    np.testing.assert_allclose(got, want)

@@ -1,7 +1,8 @@
 """Gradient of Einsum: the gradient of each input is another einsum of the output's gradient with
 the other inputs (conjugated), over that input's subscripts. Subscripts summed within one input
 alone come back by broadcasting; broadcast ``...`` dimensions are summed down (``unbroadcast``).
-An input with a repeated subscript (a diagonal, ``ii->i``) has no gradient here: the error says so.
+A repeated subscript (a diagonal, ``bii->b``) gets its gradient on the diagonal; both need the
+dimensions involved to be known statically (else the error says so).
 LowerBound / UpperBound are not differentiable.
 
 Example:
@@ -16,10 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import string
+
+import numpy as np
+
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.grad.math_grad_util import conj, unbroadcast
 from sparseflow._src.grad.registry import NotDifferentiable, RegisterGradient
-from sparseflow._src.ops import array_ops
+from sparseflow._src.ops.constant_op import constant
 from sparseflow._src.ops.math_einsum import parse_equation
 
 __all__: list[str] = []
@@ -36,6 +41,37 @@ def _einsum(equation: str, inputs):
     return apply_op("Einsum", [list(inputs)], {"equation": equation}, name="Einsum").outputs[0]
 
 
+def _expand(g, kept: str, term: str, x, op, i):
+    """The gradient over ``kept`` (unique subscripts) spread back over ``term``: a repeated subscript
+    onto its diagonal (times an identity), a subscript of this input alone broadcast (times ones)."""
+    rank = x.shape.ndims
+    dims = x.shape.as_list() if rank is not None else None
+    free = iter(c for c in string.ascii_letters if c not in term and c not in kept)
+    full, extras, seen, axis = [], [], set(), 0
+    for c in term:
+        if c == ".":
+            full.append(".")
+            axis += (rank - (len(term) - 1)) if rank is not None else 0
+            continue
+        d = dims[axis] if dims is not None else None
+        axis += 1
+        if c in seen or c not in kept:
+            if d is None:
+                raise LookupError(f"No gradient for input {i} of Einsum op '{op.name}': it repeats or sums subscript "
+                                  f"{c!r} on its own and that dimension is not known statically.")
+            if c in seen:
+                twin = next(free)
+                extras.append((c + twin, np.eye(d)))
+                full.append(twin)
+                continue
+            extras.append((c, np.ones(d)))
+        seen.add(c)
+        full.append(c)
+    equation = ",".join(_text(t) for t in [kept] + [e[0] for e in extras]) + "->" + _text("".join(full))
+    consts = [constant(v, dtype=x.dtype.base_dtype) for _, v in extras]
+    return _einsum(equation, [g] + consts)
+
+
 @RegisterGradient("Einsum")
 def _einsum_grad(op, grad):
     equation = op.get_attr("equation")
@@ -43,29 +79,14 @@ def _einsum_grad(op, grad):
     terms, out = parse_equation(equation, len(op.inputs))
     grads = []
     for i, (term, x) in enumerate(zip(terms, op.inputs)):
-        letters = term.replace(".", "")
-        if len(set(letters)) != len(letters):
-            raise LookupError(f"No gradient for input {i} of Einsum op '{op.name}' ({equation!r}): "
-                              f"a subscript repeats within it (a diagonal). Wrap the input in tf.stop_gradient, "
-                              f"or take the diagonal with tf.linalg.diag_part first.")
         others = [t for j, t in enumerate(terms) if j != i]
-        kept = "".join(c for c in term if c == "." or c in out or any(c in t for t in others))
+        kept = "".join(dict.fromkeys(c for c in term if c == "." or c in out or any(c in t for t in others)))
         if "." in kept and "." not in out:
             raise LookupError(f"No gradient for input {i} of Einsum op '{op.name}': its '...' dimensions are summed "
                               f"away; name them with letters in the equation.")
-        equation = ",".join(_text(t) for t in [out] + others) + "->" + _text(kept)
-        g = _einsum(equation, [grad] + [conj(t) for j, t in enumerate(op.inputs) if j != i])
-        if kept != term:  # subscripts summed within this input alone: broadcast back
-            rank = x.shape.ndims
-            if rank is None:
-                raise LookupError(f"No gradient for input {i} of Einsum op '{op.name}': it sums subscripts of its own "
-                                  f"and its rank is unknown.")
-            axis = 0
-            for c in term:
-                width = rank - (len(term) - 1) if c == "." else 1
-                if c not in kept:
-                    g = array_ops.expand_dims(g, axis)
-                axis += width
-            g = array_ops.broadcast_to(g, array_ops.shape(x))
+        g = _einsum(",".join(_text(t) for t in [out] + others) + "->" + _text(kept),
+                    [grad] + [conj(t) for j, t in enumerate(op.inputs) if j != i])
+        if kept != term:
+            g = _expand(g, kept, term, x, op, i)
         grads.append(unbroadcast(g, x))
     return grads
