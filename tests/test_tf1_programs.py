@@ -53,6 +53,8 @@ def _same(a: str, b: str) -> bool:
         x, y = float(a), float(b)
     except ValueError:
         return a == b
+    if math.isnan(x) or math.isnan(y):
+        return a == b
     return math.isclose(x, y, rel_tol=1e-4, abs_tol=1e-6)
 
 
