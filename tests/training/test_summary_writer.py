@@ -156,3 +156,23 @@ def test_corrupt_record_is_data_loss_and_a_cut_record_ends_the_file(tmp_path):
     open(path, "wb").write(bytes(data))
     with pytest.raises(tf.errors.DataLossError, match="checksum"):
         list(tf.train.summary_iterator(path))
+
+
+def test_event_and_summary_protos_have_tensorflows_field_numbers():
+    from tensorboard.compat.proto import event_pb2 as tb_event
+    from tensorboard.compat.proto import summary_pb2 as tb_summary
+
+    from sparseflow._src.framework.proto import event_pb2, summary_pb2
+
+    def fields(descriptor):
+        out = {f.name: (f.number, f.type) for f in descriptor.fields}
+        for nested in descriptor.nested_types:
+            out.update({f"{nested.name}.{k}": v for k, v in fields(nested).items()})
+        return out
+
+    pairs = [(event_pb2.Event, tb_event.Event), (event_pb2.SessionLog, tb_event.SessionLog),
+             (event_pb2.TaggedRunMetadata, tb_event.TaggedRunMetadata), (event_pb2.LogMessage, tb_event.LogMessage),
+             (summary_pb2.Summary, tb_summary.Summary), (summary_pb2.SummaryMetadata, tb_summary.SummaryMetadata),
+             (summary_pb2.HistogramProto, tb_summary.HistogramProto)]
+    for ours, theirs in pairs:
+        assert fields(ours.DESCRIPTOR) == fields(theirs.DESCRIPTOR), ours.DESCRIPTOR.name
