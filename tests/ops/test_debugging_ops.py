@@ -61,8 +61,8 @@ def test_py_func_errors_map_to_tensorflows_and_carry_the_traceback():
 
 
 def test_py_func_is_refused_on_another_task_and_in_a_process_without_its_function():
+    from sparseflow._src.framework import py_function_registry as script_ops
     from sparseflow._src.framework.ir import GraphIR
-    from sparseflow._src.ops import script_ops
     from sparseflow._src.runtime.master import _refuse_client_only_nodes
 
     y = tf.py_func(lambda a: a * 2, [tf.constant([1.0])], tf.float32, name="doubler")

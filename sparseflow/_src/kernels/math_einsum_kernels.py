@@ -12,8 +12,8 @@ import string
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.framework.einsum_equation import parse_equation
 from sparseflow._src.kernels.registry import register_kernel
-from sparseflow._src.ops.math_einsum import parse_equation
 
 
 def explicit_equation(equation: str, ranks) -> str:

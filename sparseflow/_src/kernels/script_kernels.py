@@ -1,5 +1,5 @@
 """CPU kernels of PyFunc and PyFuncStateless: call the Python function registered under the node's
-token in this process (ops/script_ops.py), check the results against the declared dtypes, and turn
+token in this process (framework/py_function_registry.py), check the results against the declared dtypes, and turn
 Python exceptions into TensorFlow's errors. Client-only: the master never places them on another
 task's process, and a process without the token refuses the node."""
 
@@ -10,8 +10,8 @@ import traceback
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.framework.py_function_registry import registered_function
 from sparseflow._src.kernels.registry import register_kernel
-from sparseflow._src.ops.script_ops import registered_function
 
 _ERRORS = ((ValueError, errors.InvalidArgumentError), (TypeError, errors.InvalidArgumentError),
            (StopIteration, errors.OutOfRangeError), (MemoryError, errors.ResourceExhaustedError),

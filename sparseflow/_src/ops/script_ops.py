@@ -19,14 +19,11 @@ Example:
 
 from __future__ import annotations
 
-import itertools
-import threading
-import weakref
-
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.op_def import register_op
 from sparseflow._src.framework.op_def_library import apply_op
+from sparseflow._src.framework.py_function_registry import register_function
 from sparseflow._src.framework.tensor_shape import unknown_shape
 
 __all__ = ["py_func", "numpy_function"]
@@ -36,29 +33,11 @@ for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
                 attrs=["token: string", "Tin: list(type) >= 0", "Tout: list(type) >= 0"],
                 shape_fn=lambda op: [unknown_shape()] * len(op.outputs), is_stateful=_stateful)
 
-_FUNCTIONS: dict[str, object] = {}
-_COUNTER = itertools.count()
-_LOCK = threading.Lock()
-
-
-def registered_function(token: str):
-    """The Python function of ``token`` in this process, or None."""
-    return _FUNCTIONS.get(token)
-
-
-def _register(func, graph) -> str:
-    with _LOCK:
-        token = f"pyfunc_{next(_COUNTER)}"
-        _FUNCTIONS[token] = func
-    weakref.finalize(graph, _FUNCTIONS.pop, token, None)  # forgotten with the graph that uses it
-    return token
-
-
 def _py_func(func, inp, Tout, stateful, name, op_name):  # noqa: N803 - TensorFlow's argument name
     single = not isinstance(Tout, (list, tuple))
     tout = [dtypes.as_dtype(t).base_dtype for t in ([Tout] if single else Tout)]
     graph = get_default_graph()
-    token = _register(func, graph)
+    token = register_function(func, graph)
     attrs = {"token": token, "Tout": tout}
     op = apply_op("PyFunc" if stateful else "PyFuncStateless", [list(inp)], attrs, name=name or op_name)
     outputs = op.outputs
