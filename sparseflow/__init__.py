@@ -14,6 +14,7 @@ Example:
 # ruff: noqa: F401, F403
 from sparseflow import (
     app,
+    client,
     compat,
     contrib,
     data,
@@ -42,6 +43,7 @@ from sparseflow import (
     saved_model,
     sparse,
     strings,
+    summary,
     test,
     train,
 )
@@ -77,6 +79,8 @@ from sparseflow._src.framework.dtypes import (
 from sparseflow._src.framework.errors import OpError
 from sparseflow._src.framework.graph import Graph, GraphKeys, get_default_graph, name_scope, reset_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
+from sparseflow._src.framework.proto.event_pb2 import Event, LogMessage, SessionLog, TaggedRunMetadata
+from sparseflow._src.framework.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
 from sparseflow._src.framework.public_io import *
 from sparseflow._src.framework.sparse_tensor import (
     IndexedSlices,
@@ -97,12 +101,16 @@ from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
 from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
+from sparseflow._src.ops.check_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
 from sparseflow._src.ops.init_ops import *
+from sparseflow._src.ops.logging_ops import Print
+from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
+from sparseflow._src.ops.math_einsum import einsum, searchsorted
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
@@ -111,9 +119,11 @@ from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
+from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *
+from sparseflow._src.ops.template import make_template
 from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
 from sparseflow._src.runtime.session import InteractiveSession, Session

@@ -5,14 +5,15 @@ Run with TensorFlow 2.21 (CPU), never as part of the suite::
     /work/tfenv/bin/python tests/record_tf_reference.py [GROUP ...]
 
 GROUP is one of ``partitioned``, ``device_setter``, ``embedding_lookup``, ``rnn``, ``sampled``,
-``conv3d``
-(default: all).
+``conv3d``, ``summaries``, ``debugging``, ``einsum_template`` (default: all).
 The ``rnn`` programs need TF1's ``tf.nn.rnn_cell``, which TensorFlow 2.16+ serves from the
 ``tf-keras`` package (``pip install tf-keras==<TensorFlow's version>``); this script sets
 ``TF_USE_LEGACY_KERAS=1`` so that ``tf.compat.v1.nn.rnn_cell`` resolves to it.
 
 Each program module (``tests/training/partitioned_programs.py``,
-``tests/training/device_setter_programs.py``, ``tests/ops/embedding_lookup_programs.py``) builds
+``tests/training/device_setter_programs.py``, ``tests/ops/embedding_lookup_programs.py``,
+``tests/ops/summary_programs.py``, ``tests/ops/debugging_programs.py``,
+``tests/ops/einsum_template_programs.py``) builds
 its graphs with whatever TF1-style module it is given; here that is ``tensorflow.compat.v1`` after
 ``disable_v2_behavior()`` (reference variables, graph mode). The results are written as Python
 literals next to the programs; the tests run the same programs with sparseflow and compare.
@@ -33,7 +34,13 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 tf.disable_v2_behavior()
 
 from tests.layers import rnn_programs  # noqa: E402
-from tests.ops import conv3d_programs, sampled_loss_programs  # noqa: E402
+from tests.ops import (  # noqa: E402  # noqa: E402
+    conv3d_programs,
+    debugging_programs,
+    einsum_template_programs,
+    sampled_loss_programs,
+    summary_programs,
+)
 from tests.ops import embedding_lookup_programs as lookup_programs  # noqa: E402
 from tests.training import device_setter_programs, partitioned_programs  # noqa: E402
 
@@ -49,7 +56,8 @@ def write(path, results):
 
 
 def main():
-    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn", "sampled", "conv3d"}
+    groups = set(sys.argv[1:]) or {"partitioned", "device_setter", "embedding_lookup", "rnn", "sampled", "conv3d",
+                                   "summaries", "debugging", "einsum_template"}
     if "rnn" in groups:
         write("layers/rnn_expected.py", {
             "cases": rnn_programs.cases(tf),
@@ -84,6 +92,21 @@ def main():
             "lookups": lookup_programs.lookups(tf),
             "lookup_gradients": lookup_programs.lookup_gradients(tf),
             "sparse_lookups": lookup_programs.sparse_lookups(tf),
+        })
+    if "summaries" in groups:
+        write("ops/summary_expected.py", {"summaries": summary_programs.summaries(tf)})
+    if "debugging" in groups:
+        write("ops/debugging_expected.py", {
+            "assertions": debugging_programs.assertions(tf),
+            "numerics": debugging_programs.numerics(tf),
+            "printing": debugging_programs.printing(tf),
+            "python_functions": debugging_programs.python_functions(tf),
+        })
+    if "einsum_template" in groups:
+        write("ops/einsum_template_expected.py", {
+            "einsums": einsum_template_programs.einsums(tf),
+            "searchsorteds": einsum_template_programs.searchsorteds(tf),
+            "templates": einsum_template_programs.templates(tf),
         })
 
 if __name__ == "__main__":

@@ -1,9 +1,14 @@
-"""The TF1 programs of ../shared/tf1-programs run unchanged with ``import sparseflow as tf`` and
-print what TensorFlow printed (bit-exact random streams: the runner's default mode)."""
+"""TF1 programs run unchanged with ``import sparseflow as tf`` and print what TensorFlow printed: the
+corpus of ../shared/tf1-programs (bit-exact random streams: the runner's default mode), and this
+suite's own programs in tf1_programs/ (summaries and TensorBoard, debugging ops and Python functions,
+einsum and templates; ``tf1_programs/NAME.expected`` recorded by ``tf1_programs/record_expected.sh``).
+"""
 
+import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +33,44 @@ def test_program_matches_tensorflow(program):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed, 0 failed" in proc.stdout, proc.stdout
+
+
+OWN_PROGRAMS = Path(__file__).parent / "tf1_programs"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _results(text: str) -> dict:
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("RESULT "):
+            _, name, *values = line.split(" ")
+            out[name] = values
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return a == b
+    if math.isnan(x) or math.isnan(y):
+        return a == b
+    return math.isclose(x, y, rel_tol=1e-4, abs_tol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.stem for p in OWN_PROGRAMS.glob("s[0-9][0-9]_*.py")))
+def test_own_program_prints_what_tensorflow_printed(name, tmp_path):
+    lines = (OWN_PROGRAMS / f"{name}.py").read_text().split("\n")
+    i = lines.index("# TF_IMPORT")
+    lines[i + 1] = "import sparseflow as tf"
+    program = tmp_path / f"{name}.py"
+    program.write_text("\n".join(lines))
+    proc = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    got, expected = _results(proc.stdout), _results((OWN_PROGRAMS / f"{name}.expected").read_text())
+    assert list(got) == list(expected), f"result names differ:\n{list(got)}\n{list(expected)}"
+    bad = [f"{k}: got {' '.join(got[k])}, TensorFlow {' '.join(v)}" for k, v in expected.items()
+           if len(got[k]) != len(v) or not all(_same(a, b) for a, b in zip(got[k], v))]
+    assert not bad, "\n".join(bad)

@@ -47,8 +47,6 @@ def test_the_config_and_the_graph_attrs_describe_one_table_exactly():
 
 
 def test_a_table_made_under_replica_device_setter_gets_one_shard_per_ps_task():
-    if not hasattr(tf.train, "replica_device_setter"):
-        pytest.skip("tf.train.replica_device_setter is not in this build")
     with tf.Graph().as_default():
         with tf.device(tf.train.replica_device_setter(ps_tasks=3)):
             t = E.EmbeddingTable("auto", 4)

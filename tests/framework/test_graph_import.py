@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import sparseflow as tf
-from sparseflow._src.framework.op_def import is_registered, op_registry, register_op
+from sparseflow._src.framework.op_def import op_registry, register_op
 from sparseflow._src.framework.proto import attr_value_pb2, op_def_pb2, types_pb2
 
 
@@ -213,8 +213,6 @@ def test_control_dependencies_context_applies_to_imported_roots():
 
 
 def test_variable_outputs_are_ref_typed():
-    if not is_registered("VariableV2"):
-        pytest.skip("VariableV2 is not registered yet (state ops come from another engineer)")
     gd = tf.GraphDef()
     v = _node(gd, "v", "VariableV2", dtype=_float_attr())
     v.attr["shape"].shape.dim.add(size=2)
@@ -327,8 +325,6 @@ def test_bad_function_library_names_the_function_and_leaves_graph_unchanged():
 
 
 def test_cond_and_while_loop_graphs_round_trip_and_run():
-    if not (hasattr(tf, "cond") and hasattr(tf, "while_loop") and hasattr(tf, "multiply")):
-        pytest.skip("tf.cond / tf.while_loop are not implemented yet")
     g = tf.Graph()
     with g.as_default():
         x = tf.placeholder(tf.float32, [], name="x")

@@ -74,16 +74,7 @@ def test_tensor_shape_from_node_def_name():
     assert tf.graph_util.tensor_shape_from_node_def_name(g, "x:0").as_list() == [None, 4]
 
 
-def _needs_variables():
-    if not hasattr(tf, "Variable"):
-        pytest.skip("tf.Variable is not implemented yet (variables come from another engineer)")
-    for name in ("matmul", "global_variables_initializer"):
-        if not hasattr(tf, name):
-            pytest.skip(f"tf.{name} is not implemented yet")
-
-
 def test_convert_variables_to_constants_freezes_values_and_keeps_reads():
-    _needs_variables()
     g = tf.Graph()
     inputs = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 4.0]], np.float32)
     with g.as_default():
@@ -112,7 +103,6 @@ def test_convert_variables_to_constants_freezes_values_and_keeps_reads():
 
 
 def test_convert_variables_to_constants_white_and_black_lists():
-    _needs_variables()
     g = tf.Graph()
     with g.as_default():
         a = tf.Variable(1.0, name="a")
@@ -131,7 +121,6 @@ def test_convert_variables_to_constants_white_and_black_lists():
 
 
 def test_freeze_keeps_attr_values_exact():
-    _needs_variables()
     g = tf.Graph()
     with g.as_default():
         v = tf.Variable(np.array([[1, 2], [3, 4]], np.int64), name="v")

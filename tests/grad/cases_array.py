@@ -54,6 +54,7 @@ _shape = [
              [rand(2, 1)], name="BroadcastTo_dynamic_int64_shape"),
     GradCase("EnsureShape", lambda x: weighted(tf.ensure_shape(x, [2, None])), [rand(2, 3)]),
     GradCase("CheckNumerics", lambda x: weighted(tf.check_numerics(x * x, "finite")), [rand(2, 3)]),
+    GradCase("Print", lambda x: weighted(tf.Print(x * x, [x], first_n=0)), [rand(2, 3)]),
     GradCase("PlaceholderWithDefault", lambda x: weighted(tf.placeholder_with_default(x, [2, 3])), [rand(2, 3)]),
     GradCase("Fill", lambda v: weighted(tf.fill([2, 3], v)), [np.array(0.7)]),
 ]

@@ -237,4 +237,11 @@ CASES += [
     GradCase("MatrixDiagPartV3", lambda a: tf.linalg.diag_part(a), [rand(4, 3)], name="MatrixDiagPartV3_main"),
     GradCase("MatrixSetDiagV3", lambda a, d: tf.linalg.set_diag(a, d, k=(0, 1)), [rand(2, 3, 4), rand(2, 2, 3)]),
     GradCase("Cast", lambda a: tf.trace(tf.cast(a, tf.float64)), [rand(3, 3)], name="Trace_of_float64"),
+    GradCase("Einsum", lambda a, b: tf.einsum("ij,jk->ik", a, b), [rand(2, 3), rand(3, 4)], name="Einsum_matmul"),
+    GradCase("Einsum", lambda a, b: tf.einsum("...ij,kj->...ik", a, b), [rand(1, 2, 3), rand(4, 3)],
+             name="Einsum_broadcast"),
+    GradCase("Einsum", lambda a: tf.einsum("bii->b", a), [rand(2, 3, 3)], name="Einsum_diagonal"),
+    GradCase("Einsum", lambda a, b, c: tf.einsum("ab,bc,c->a", a, b, c), [rand(2, 3), rand(3, 2), rand(2)],
+             name="Einsum_three_inputs_own_sum"),
+    GradCase("Einsum", lambda a: tf.einsum("ijk->j", a), [rand(2, 3, 2)], name="Einsum_reduce"),
 ]

@@ -1,20 +1,16 @@
 """Random ops through tf.Session: TensorFlow's node names, seeds, streams, shapes, dtypes and errors.
 
 Expected draws are TensorFlow 2.21's for /work/shared/tf1-programs/t23_random_streams.py (graph seed
-1234), printed with ``%.6g``. Wrappers that scale by ``mean``/``stddev`` also need the math family's
-Mul/AddV2/Sub; those tests are skipped until it is registered.
+1234), printed with ``%.6g``.
 """
 
 import numpy as np
 import pytest
 
 import sparseflow as tf
-from sparseflow._src.framework.op_def import get_op_def, is_registered
+from sparseflow._src.framework.op_def import get_op_def
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.ops import random_ops
-
-needs_math = pytest.mark.skipif(not all(is_registered(t) for t in ("Mul", "AddV2", "Sub")),
-                                reason="the math family (Mul, AddV2, Sub) is not registered yet")
 
 RANDOM_OPS = ["RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomShuffle",
               "Multinomial"]
@@ -44,7 +40,7 @@ def test_uniform_float_int_shuffle_and_multinomial_node_names():
     g = tf.get_default_graph()
     tf.random_uniform([6], seed=2)
     tf.random_uniform([8], minval=0, maxval=100, dtype=tf.int32, seed=4)
-    tf.random_shuffle(tf.range(10) if is_registered("Range") else tf.constant(np.arange(10)), seed=6)
+    tf.random_shuffle(tf.range(10), seed=6)
     tf.multinomial([[0.0, 1.0]], 8, seed=7)
     tf.random.categorical([[0.0, 1.0]], 3, seed=8)
     names = [(op.name, op.type) for op in g.get_operations()]
@@ -57,7 +53,6 @@ def test_uniform_float_int_shuffle_and_multinomial_node_names():
     assert not any(n.startswith("random_uniform/m") for n, _ in names)  # [0, 1) floats: no min/max/Mul
 
 
-@needs_math
 def test_scaled_wrappers_build_tensorflows_nodes():
     g = tf.get_default_graph()
     n = tf.random_normal([6], seed=1)
@@ -135,7 +130,6 @@ def test_raw_normal_truncated_and_double_streams_match_tensorflow():
         assert g6(sess.run(n)) == "1.47337 0.0325499 -0.401394 -0.453159 -1.26315 0.641258"
 
 
-@needs_math
 def test_t23_wrapper_streams_match_tensorflow():
     tf.set_random_seed(1234)
     normal = tf.random_normal([6], seed=1)

@@ -8,7 +8,6 @@ import pytest
 import sparseflow as tf
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.ir import GraphIR, NodeIR
-from sparseflow._src.framework.op_def import is_registered
 from sparseflow._src.framework.tensor_shape import TensorShape
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.place import colocation_groups, place
@@ -66,7 +65,6 @@ def test_colocate_with_class_attr_moves_the_group_to_the_member_device():
     assert devices(place(g, ctx())) == {"w": CPU[2], "a": CPU[2], "b": CPU[2], "c": CPU[0]}
 
 
-@pytest.mark.skipif(not is_registered("Assign"), reason="Assign not registered yet (state ops land apart)")
 def test_ref_edges_colocate_writers_with_their_variable():
     ref = F32._as_ref
     shape = TensorShape([2])
@@ -130,7 +128,6 @@ def _session(soft, cpus=2):
     return tf.Session(config=types.SimpleNamespace(device_count={"CPU": cpus}, allow_soft_placement=soft))
 
 
-@pytest.mark.skipif(not all(map(is_registered, ("Neg", "Mul", "AddV2"))), reason="math ops not registered")
 def test_session_places_explicit_and_colocated_ops():
     x = tf.placeholder(tf.float32, [2], name="x")
     with tf.device("/cpu:1"):

@@ -3,7 +3,7 @@
 Example:
     >>> import sparseflow as tf
     >>> with tf.Graph().as_default() as g:
-    ...     tf.constant(2.0, name="two")
+    ...     two = tf.constant(2.0, name="two")
     >>> print(format_graph(g))
     %two = Const[dtype=float32, value=float32[][2.]]()
 """

@@ -6,6 +6,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     data_flow_grad,
     embedding_grad,
     io_grad,
+    logging_grad,
     lookup_grad,
     math_grad,
     nn_grad,

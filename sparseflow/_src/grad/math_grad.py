@@ -5,6 +5,7 @@ NotDifferentiable entry, split by family:
 
 - ``math_grad_cwise``: element-wise unary and binary ops (tables, one row per op type);
 - ``math_grad_reduce``: reductions, scans, AddN, Cast, Select/SelectV2/ClipByValue, complex ops;
+- ``math_grad_einsum``: Einsum (and no gradient for LowerBound/UpperBound).
 - ``math_grad_linalg``: MatMul, BatchMatMul*, determinants, inverse, SVD, band part, diagonals.
 
 Example:
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient functions
     math_grad_cwise,
+    math_grad_einsum,
     math_grad_linalg,
     math_grad_reduce,
 )

@@ -12,7 +12,7 @@ Example:
     >>> with tf.Graph().as_default(), tf.Session() as sess:
     ...     x = tf.constant(2.0)
     ...     _, y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * v), [0, x])
-    ...     print(sess.run([y, tf.gradients(y, x)[0]]))
+    ...     print([float(v) for v in sess.run([y, tf.gradients(y, x)[0]])])
     [256.0, 1024.0]
 """
 

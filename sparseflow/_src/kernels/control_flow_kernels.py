@@ -14,6 +14,7 @@ import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.kernels.tensor_format import summarize_value
 
 
 def _bad(message: str) -> errors.InvalidArgumentError:
@@ -89,32 +90,13 @@ def _while(node):
     return compute
 
 
-def _scalar_text(v) -> str:
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, (float, np.floating)):
-        return np.format_float_positional(v, trim="-")
-    return str(v)
-
-
-def _summarize(value, summarize):
-    arr = np.asarray(value)
-    flat = arr.reshape(-1)
-    items = [_scalar_text(v) for v in flat[:summarize]]
-    if arr.ndim == 0:
-        return items[0]
-    text = " ".join(items) + ("..." if flat.size > summarize else "")
-    return "[" + text + "]"
-
-
 @register_kernel("Assert")
 def _assert(node):
     summarize = node.attrs.get("summarize", 3)
 
     def compute(condition, *data):
         if not truthy(condition):
-            shown = " ".join(f"[{_summarize(d, summarize)}]" if np.ndim(d) == 0 else _summarize(d, summarize)
-                             for d in data)
+            shown = " ".join(f"[{summarize_value(d, summarize)}]" for d in data)
             raise _bad(f"assertion failed: {shown}")
 
     return compute

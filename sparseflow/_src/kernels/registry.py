@@ -31,6 +31,9 @@ class KernelDef:
     needs_context: bool = False
     # Stateful kernels (variables, random generators, tables) are built once per session and node.
     stateful: bool = False
+    # Kernels that call back into the client's Python objects (tf.py_func): the master refuses to
+    # place them on another task's process.
+    client_only: bool = False
 
 
 @dataclasses.dataclass
@@ -59,14 +62,15 @@ class KernelNode:
 _KERNELS = Registry("kernel")
 
 
-def register_kernel(op_type: str, device: str = "CPU", needs_context: bool = False, stateful: bool = False):
+def register_kernel(op_type: str, device: str = "CPU", needs_context: bool = False, stateful: bool = False,
+                    client_only: bool = False):
     """Decorator registering a kernel factory for ``(op_type, device)``."""
 
     def deco(factory):
         import traceback
 
         frame = traceback.extract_stack(limit=2)[0]
-        _KERNELS.register((op_type, device), KernelDef(op_type, device, factory, needs_context, stateful),
+        _KERNELS.register((op_type, device), KernelDef(op_type, device, factory, needs_context, stateful, client_only),
                           f"{frame.filename}:{frame.lineno}")
         return factory
 
@@ -88,6 +92,11 @@ def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef | None:
 
 def has_kernel(op_type: str, device_type: str = "CPU") -> bool:
     return (op_type, device_type) in _KERNELS
+
+
+def is_client_only(op_type: str) -> bool:
+    """Whether ``op_type`` runs only in the client's process (its kernel calls the client's Python)."""
+    return any(k.client_only for (op, _), k in _KERNELS.items() if op == op_type)
 
 
 def kernel_registry() -> Registry:

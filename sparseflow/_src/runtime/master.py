@@ -31,6 +31,7 @@ import time
 
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.ir import GraphIR, parse_input
+from sparseflow._src.kernels.registry import is_client_only
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import run_pipeline
 from sparseflow._src.runtime.partial_run import PartialRun, no_setup_message
@@ -286,6 +287,7 @@ class MasterSession:
         gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes,
                                    recv_batches(order, local_task))
         local = TaskPart(local_task, worker, gh)
+        _refuse_client_only_nodes(by_task, local_task)
         remote = []
         for task, nodes in sorted(by_task.items()):
             iface = self.env.worker(task)
@@ -445,4 +447,13 @@ def deadline_from(options, config) -> float | None:
     return time.monotonic() + timeout_ms / 1000.0 if timeout_ms and timeout_ms > 0 else None
 
 
-
+def _refuse_client_only_nodes(remote_nodes: dict, client_task: str) -> None:
+    """Nodes whose kernels call the client's Python objects (tf.py_func) run only on the client's task."""
+    for nodes in remote_nodes.values():
+        for n in nodes:
+            if is_client_only(n.op):
+                raise errors.InvalidArgumentError(
+                    None, n, f"{n.op} node '{n.name}' is placed on {n.device}, another process than the client's "
+                             f"({client_task}): tf.py_func and tf.numpy_function call a Python function of the "
+                             f"client process and run only there. Place the node on the client's task (e.g. with "
+                             f"tf.device('{client_task}')).")

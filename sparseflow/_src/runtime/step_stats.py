@@ -31,7 +31,7 @@ def fill_step_stats(run_metadata, stats):
         ns.op_start_rel_micros = 0
         ns.op_end_rel_micros = max(0, int(t1 * 1e6) - start)
         ns.all_end_rel_micros = ns.op_end_rel_micros
-        ns.timeline_label = f"{node.name} = {node.op}()"
+        ns.timeline_label = f"{node.name} = {node.op}({', '.join(node.inputs)})"
         ns.thread_id = tid
         outs = out if isinstance(out, (list, tuple)) and len(node.out_dtypes) > 1 else (
             [out] if node.out_dtypes else [])

@@ -3,7 +3,7 @@
 Modules: ``session_run_hook`` (the hook protocol), ``basic_hooks`` (StopAtStepHook,
 CheckpointSaverHook, LoggingTensorHook, NanTensorHook, ...), ``progress`` (ProgressBar,
 ProgressBarHook), ``scaffold``, ``session_manager``, ``coordinator``, ``queue_runner`` and
-``monitored_session``.
+``monitored_session``; ``summary_hooks`` (SummarySaverHook, ProfilerHook).
 The public names are re-exported by ``tf.train``.
 """
 
@@ -39,6 +39,8 @@ from sparseflow._src.training.session.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from sparseflow._src.training.session.summary_hooks import ProfilerHook, SummarySaverHook
+from sparseflow._src.training.summary.writer import summary_iterator
 
 __all__ = [
     "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "SecondOrStepTimer",
@@ -46,5 +48,6 @@ __all__ = [
     "NanLossDuringTrainingError", "StepCounterHook", "FinalOpsHook", "FeedFnHook", "GlobalStepWaiterHook",
     "ProgressBar", "ProgressBarHook", "Scaffold", "SessionManager", "Coordinator", "SessionCreator",
     "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
-    "MonitoredTrainingSession", "QueueRunner", "add_queue_runner", "start_queue_runners",
+    "MonitoredTrainingSession", "QueueRunner", "add_queue_runner", "start_queue_runners", "SummarySaverHook",
+    "ProfilerHook", "summary_iterator",
 ]

@@ -2,8 +2,8 @@
 
 StopAtStepHook, CheckpointSaverHook (with CheckpointSaverListener), LoggingTensorHook,
 NanTensorHook, StepCounterHook, FinalOpsHook, FeedFnHook and GlobalStepWaiterHook, plus the
-SecondOrStepTimer they share. Summary-writing hooks are not provided (sparseflow has no
-summary files); StepCounterHook logs the rate instead.
+SecondOrStepTimer they share. StepCounterHook and CheckpointSaverHook also write to the events
+file of their directory, as TensorFlow's do (the summary hooks are in summary_hooks.py).
 
 Example:
     >>> timer = SecondOrStepTimer(every_steps=10)
@@ -23,8 +23,11 @@ import numpy as np
 from sparseflow._src.framework import tf_logging as logging
 from sparseflow._src.framework.file_io import write_graph
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
+from sparseflow._src.framework.proto import event_pb2, summary_pb2
+from sparseflow._src.training.checkpoint.meta_graph import export_meta_graph
 from sparseflow._src.training.optimizer.training_util import get_global_step
 from sparseflow._src.training.session.session_run_hook import SessionRunArgs, SessionRunHook
+from sparseflow._src.training.summary.writer import FileWriterCache
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "CheckpointSaverListener", "CheckpointSaverHook",
            "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "StepCounterHook", "FinalOpsHook",
@@ -165,13 +168,19 @@ class CheckpointSaverHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = _require_global_step("CheckpointSaverHook")
         os.makedirs(self._checkpoint_dir, exist_ok=True)
+        self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session, coord):
         global_step = int(session.run(self._global_step_tensor))
         if self._save_graph_def:
-            write_graph(get_default_graph().as_graph_def(add_shapes=True), self._checkpoint_dir, "graph.pbtxt")
+            graph = get_default_graph()
+            write_graph(graph.as_graph_def(add_shapes=True), self._checkpoint_dir, "graph.pbtxt")
+            saver = self._get_saver()
+            self._summary_writer.add_graph(graph)
+            self._summary_writer.add_meta_graph(export_meta_graph(graph=graph, saver_def=saver.saver_def if saver
+                                                                  else None))
         # The checkpoint saved here is the state at step `global_step`.
         self._save(session, global_step)
         self._timer.update_last_triggered_step(global_step)
@@ -200,6 +209,8 @@ class CheckpointSaverHook(SessionRunHook):
             listener.before_save(session, step)
         logging.info("Saving checkpoints for %d into %s.", step, self._save_path)
         self._get_saver().save(session, self._save_path, global_step=step, write_meta_graph=self._save_graph_def)
+        self._summary_writer.add_session_log(event_pb2.SessionLog(status=event_pb2.SessionLog.CHECKPOINT,
+                                                                  checkpoint_path=self._save_path), step)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):
@@ -311,13 +322,16 @@ class StepCounterHook(SessionRunHook):
                  steps_per_run=1):
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
-        del output_dir, summary_writer  # no summary files in sparseflow: the rate is logged
+        self._output_dir = output_dir
+        self._summary_writer = summary_writer
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
         self._steps_per_run = steps_per_run
         self._last_global_step = None
         self._global_step_check_count = 0
 
     def begin(self):
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step_tensor = _require_global_step("StepCounterHook")
         self._summary_tag = self._global_step_tensor.op.name + "/sec"
 
@@ -331,7 +345,12 @@ class StepCounterHook(SessionRunHook):
             if self._timer.should_trigger_for_step(global_step):
                 elapsed_time, elapsed_steps = self._timer.update_last_triggered_step(global_step)
                 if elapsed_time:
-                    logging.info("%s: %g", self._summary_tag, elapsed_steps / elapsed_time)
+                    rate = elapsed_steps / elapsed_time
+                    if self._summary_writer is not None:
+                        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=self._summary_tag,
+                                                                                       simple_value=rate)])
+                        self._summary_writer.add_summary(summary, global_step)
+                    logging.info("%s: %g", self._summary_tag, rate)
         if stale == self._last_global_step:
             self._global_step_check_count += 1
             if self._global_step_check_count % 20 == 0:

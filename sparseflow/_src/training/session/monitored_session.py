@@ -36,7 +36,7 @@ from sparseflow._src.framework import errors
 from sparseflow._src.framework import tf_logging as logging
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.proto.config_pb2 import RunMetadata, RunOptions
-from sparseflow._src.training.session import basic_hooks
+from sparseflow._src.training.session import basic_hooks, summary_hooks
 from sparseflow._src.training.session.coordinator import Coordinator
 from sparseflow._src.training.session.queue_runner import start_queue_runners
 from sparseflow._src.training.session.scaffold import Scaffold
@@ -424,10 +424,16 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
 
     The chief restores from / checkpoints to ``checkpoint_dir`` (every ``save_checkpoint_secs``,
     600 by default, or every ``save_checkpoint_steps``) and logs steps/sec every
-    ``log_step_count_steps``; other workers wait for the chief's initialization. Summaries are
-    not written (sparseflow has no summary files), so the summary arguments are accepted and unused.
+    ``log_step_count_steps``; other workers wait for the chief's initialization. The chief writes
+    the scaffold's summaries (``merge_all`` by default) to ``summary_dir`` (default:
+    ``checkpoint_dir``) every ``save_summaries_steps`` (100 by default) or ``save_summaries_secs``.
     """
-    del save_summaries_steps, save_summaries_secs
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
         save_checkpoint_steps, save_checkpoint_secs = None, 600
     elif save_checkpoint_secs is USE_DEFAULT:
@@ -444,6 +450,10 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     summary_dir = summary_dir or checkpoint_dir
     if summary_dir and log_step_count_steps and log_step_count_steps > 0:
         all_hooks.append(basic_hooks.StepCounterHook(output_dir=summary_dir, every_n_steps=log_step_count_steps))
+    if summary_dir and ((save_summaries_steps and save_summaries_steps > 0)
+                        or (save_summaries_secs and save_summaries_secs > 0)):
+        all_hooks.append(summary_hooks.SummarySaverHook(scaffold=scaffold, save_steps=save_summaries_steps,
+                                                        save_secs=save_summaries_secs, output_dir=summary_dir))
     if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0)
                            or (save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(basic_hooks.CheckpointSaverHook(checkpoint_dir, save_steps=save_checkpoint_steps,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sparseflow._src.framework import tf_logging as logging
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
-from sparseflow._src.ops import core_ops, variables
+from sparseflow._src.ops import core_ops, summary_ops, variables
 from sparseflow._src.training.checkpoint.saver import _get_saver_or_default
 
 __all__ = ["Scaffold"]
@@ -70,7 +70,7 @@ class Scaffold:
             self._local_init_op = Scaffold.get_or_default("local_init_op", GraphKeys.LOCAL_INIT_OP,
                                                           Scaffold.default_local_init_op)
         if self._summary_op is None:
-            self._summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP, lambda: None)
+            self._summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP, summary_ops.merge_all)
         if self._saver is None:
             self._saver = _get_saver_or_default()
         self._saver.build()
