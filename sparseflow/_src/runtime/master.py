@@ -197,6 +197,9 @@ class MasterSession:
     def compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> ClientGraph:
         """The compiled signature (cached per graph version)."""
         key = (tuple(feeds), tuple(fetches), tuple(targets), self.source.version)
+        return self._cached(key, lambda: self._compile(feeds, fetches, targets))
+
+    def _cached(self, key, build) -> ClientGraph:
         c = self._graphs.get(key)
         if c is None:
             with self._lock:
@@ -204,7 +207,7 @@ class MasterSession:
                     raise errors.CancelledError(None, None, "Session has been closed.")
                 c = self._graphs.get(key)
                 if c is None:
-                    c = self._graphs[key] = self._compile(feeds, fetches, targets)
+                    c = self._graphs[key] = build()
         return c
 
     def _pass_context(self, feeds, fetches, targets) -> PassContext:
@@ -221,15 +224,7 @@ class MasterSession:
         """A signature of ``make_ir()``, a variant of the session's graph (a partial run's stage) that
         ``key`` identifies; cached per graph version as ``compile``'s are."""
         key = ("variant", key, tuple(feeds), tuple(fetches), tuple(targets), self.source.version)
-        c = self._graphs.get(key)
-        if c is None:
-            with self._lock:
-                if self._closed:
-                    raise errors.CancelledError(None, None, "Session has been closed.")
-                c = self._graphs.get(key)
-                if c is None:
-                    c = self._graphs[key] = self._compile(feeds, fetches, targets, make_ir())
-        return c
+        return self._cached(key, lambda: self._compile(feeds, fetches, targets, make_ir()))
 
     # ------------------------------------------------------------------ partial runs
     def partial_run_setup(self, feeds: list[str], fetches: list[str], targets: list[str], deadline=None,
