@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sparseflow as tf
-from sparseflow._src.framework.tf_tensor_bundle import read_tf_bundle, write_tf_bundle
+from sparseflow._src.training.saved_model.tf_tensor_bundle import read_tf_bundle, write_tf_bundle
 from tests.training import saved_model_programs as programs
 
 HERE = os.path.dirname(os.path.abspath(__file__))

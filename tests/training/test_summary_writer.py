@@ -13,7 +13,7 @@ from tensorboard.backend.event_processing import event_accumulator
 
 import sparseflow as tf
 from sparseflow._src.framework.proto import config_pb2, graph_pb2
-from sparseflow._src.framework.record_io import encode_record
+from sparseflow._src.kernels.tfrecord_framing import encode_record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -1,12 +1,11 @@
 """TFRecord files, byte-compatible with TensorFlow's: ``TFRecordWriter``, ``tf_record_iterator``,
 ``TFRecordOptions`` and the block reader behind ``TFRecordDataset``; GZIP/ZLIB files as TF's zlib
-streams; CRC-32C (Castagnoli) and its masked form.
+streams (framing and CRC-32C: ``kernels/tfrecord_framing.py``).
 
 A record is framed as ``uint64 length | uint32 masked_crc32c(length bytes) | data |
 uint32 masked_crc32c(data)``, little-endian, where ``masked(c) = ((c >> 15) | (c << 17)) +
 0xa282ead8`` (mod 2**32). Reading checks both checksums; a damaged or truncated record is a
-``DataLossError`` naming the file, the record's index and its byte offset. Frames are scanned
-and checksummed by a compiled loop over whole buffers, never byte by byte in Python.
+``DataLossError`` naming the file, the record's index and its byte offset.
 
 Example:
     >>> import os, tempfile
@@ -16,8 +15,6 @@ Example:
     ...     w.write(b"second")
     >>> list(tf_record_iterator(path, TFRecordOptions("GZIP")))
     [b'first', b'second']
-    >>> hex(crc32c(b"123456789"))
-    '0xe3069283'
 """
 
 from __future__ import annotations
@@ -28,94 +25,13 @@ import zlib
 import numpy as np
 
 from sparseflow._src.framework import errors
-from sparseflow._src.kernels.jit_cache import cached_njit
+from sparseflow._src.kernels.tfrecord_framing import encode_record, scan_frames
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator"]
 
-_MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 DEFAULT_BUFFER = 256 * 1024  # TensorFlow's default read buffer of record files
-
-
-def _crc_tables() -> np.ndarray:
-    """Slicing-by-8 tables of the reflected Castagnoli polynomial 0x82f63b78."""
-    t = np.arange(256, dtype=np.uint32)
-    for _ in range(8):
-        t = np.where(t & 1, (t >> 1) ^ np.uint32(0x82F63B78), t >> 1).astype(np.uint32)
-    tables = np.empty((8, 256), np.uint32)
-    tables[0] = t
-    for k in range(1, 8):
-        tables[k] = (tables[k - 1] >> 8) ^ t[tables[k - 1] & 0xFF]
-    return tables
-
-
-_TABLES = _crc_tables()
-
-
-@cached_njit(nogil=True)
-def _crc_update(crc, buf, start, end, t):  # pragma: no cover - compiled
-    c = np.uint32(crc) ^ np.uint32(0xFFFFFFFF)
-    i = start
-    while i + 8 <= end:
-        lo = c ^ (np.uint32(buf[i]) | (np.uint32(buf[i + 1]) << 8) | (np.uint32(buf[i + 2]) << 16)
-                  | (np.uint32(buf[i + 3]) << 24))
-        c = (t[7, lo & 0xFF] ^ t[6, (lo >> 8) & 0xFF] ^ t[5, (lo >> 16) & 0xFF] ^ t[4, lo >> 24]
-             ^ t[3, buf[i + 4]] ^ t[2, buf[i + 5]] ^ t[1, buf[i + 6]] ^ t[0, buf[i + 7]])
-        i += 8
-    while i < end:
-        c = t[0, (c ^ buf[i]) & 0xFF] ^ (c >> 8)
-        i += 1
-    return c ^ np.uint32(0xFFFFFFFF)
-
-
-@cached_njit(nogil=True)
-def _masked(crc):  # pragma: no cover - compiled
-    c = np.uint32(crc)
-    return np.uint32(((c >> 15) | (c << 17)) + np.uint32(0xA282EAD8))
-
-
-@cached_njit(nogil=True)
-def _u32(buf, i):  # pragma: no cover - compiled
-    return np.uint32(buf[i]) | (np.uint32(buf[i + 1]) << 8) | (np.uint32(buf[i + 2]) << 16) | \
-        (np.uint32(buf[i + 3]) << 24)
-
-
-@cached_njit(nogil=True)
-def _scan(buf, pos, end, check, t, offsets, lengths):  # pragma: no cover - compiled
-    """Frames of whole records from ``pos``: (count, next position, status, bytes the next needs).
-
-    status 0: stopped at ``end`` or when ``offsets`` is full; 1: bad length checksum; 2: bad data checksum."""
-    n = 0
-    while n < offsets.shape[0]:
-        if end - pos < 12:
-            return n, pos, 0, 12
-        length = np.uint64(_u32(buf, pos)) | (np.uint64(_u32(buf, pos + 4)) << np.uint64(32))
-        if check and _masked(_crc_update(0, buf, pos, pos + 8, t)) != _u32(buf, pos + 8):
-            return n, pos, 1, 0
-        need = np.int64(length) + 16
-        if end - pos < need:
-            return n, pos, 0, need
-        if check and _masked(_crc_update(0, buf, pos + 12, pos + 12 + np.int64(length), t)) != \
-                _u32(buf, pos + 12 + np.int64(length)):
-            return n, pos, 2, 0
-        offsets[n] = pos + 12
-        lengths[n] = np.int64(length)
-        n += 1
-        pos += need
-    return n, pos, 0, 0
-
-
-def crc32c(data, crc: int = 0) -> int:
-    """CRC-32C of ``data`` (bytes-like), continuing from ``crc``."""
-    buf = np.frombuffer(memoryview(data).cast("B"), np.uint8)
-    return int(_crc_update(crc, buf, 0, len(buf), _TABLES))
-
-
-def masked_crc32c(data) -> int:
-    """The masked CRC-32C stored in TFRecord frames."""
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------------------------------- options
@@ -192,8 +108,7 @@ def _options(options) -> TFRecordOptions:
 # ---------------------------------------------------------------------------------------- writing
 def frame(record: bytes) -> bytes:
     """One record framed as in a TFRecord file."""
-    header = struct.pack("<Q", len(record))
-    return header + _FOOTER.pack(masked_crc32c(header)) + record + _FOOTER.pack(masked_crc32c(record))
+    return encode_record(record)
 
 
 class TFRecordWriter:
@@ -307,7 +222,7 @@ def record_blocks(path: str, compression: str = "", buffer_size: int | None = No
             continue
         while True:
             buf = np.frombuffer(pending, np.uint8)
-            n, pos, status, need = _scan(buf, 0, len(buf), True, _TABLES, offsets, lengths)
+            n, pos, status, need = scan_frames(buf, 0, len(buf), True, offsets, lengths)
             if n:
                 ends = (offsets[:n] + lengths[:n]).tolist()
                 yield np.array([pending[a:b] for a, b in zip(offsets[:n].tolist(), ends)], dtype=object)

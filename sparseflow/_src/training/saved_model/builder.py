@@ -29,10 +29,10 @@ from sparseflow._src.framework.graph import GraphKeys, get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.proto import meta_graph_pb2, saved_model_pb2
 from sparseflow._src.framework.tensor_util import constant_value
-from sparseflow._src.framework.tf_tensor_bundle import write_tf_bundle
 from sparseflow._src.training.checkpoint.saver import Saver
 from sparseflow._src.training.saved_model import constants
 from sparseflow._src.training.saved_model.signature_def_utils import predict_signature_def
+from sparseflow._src.training.saved_model.tf_tensor_bundle import write_tf_bundle
 
 __all__ = ["SavedModelBuilder", "simple_save"]
 

@@ -29,11 +29,11 @@ from google.protobuf import message, text_format
 
 from sparseflow._src.framework import errors, file_io, tf_logging
 from sparseflow._src.framework.proto import meta_graph_pb2, saved_model_pb2
-from sparseflow._src.framework.tf_tensor_bundle import is_tf_bundle, read_tf_bundle
 from sparseflow._src.training.checkpoint.meta_graph import import_meta_graph
 from sparseflow._src.training.checkpoint.saver import Saver
 from sparseflow._src.training.saved_model import constants
 from sparseflow._src.training.saved_model.signature_def_utils import get_element_from_tensor_info
+from sparseflow._src.training.saved_model.tf_tensor_bundle import is_tf_bundle, read_tf_bundle
 
 __all__ = ["load", "maybe_saved_model_directory", "contains_saved_model", "SavedModelLoader"]
 

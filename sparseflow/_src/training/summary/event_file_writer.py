@@ -2,7 +2,7 @@
 
 The file is ``<logdir>/events.out.tfevents.<10-digit seconds>.<hostname><suffix>``, created when the
 first event is written; its first record is ``Event(file_version="brain.Event:2")``. Records are
-TFRecords (framework/record_io.py). Events are queued (at most ``max_queue``) and written by one
+TFRecords (kernels/tfrecord_framing.py). Events are queued (at most ``max_queue``) and written by one
 background thread, which flushes the file at least every ``flush_secs``; ``flush()`` returns once
 every event added before it is on disk.
 """
@@ -16,7 +16,7 @@ import threading
 import time
 
 from sparseflow._src.framework.proto import event_pb2
-from sparseflow._src.framework.record_io import encode_record
+from sparseflow._src.kernels.tfrecord_framing import encode_record
 
 __all__ = ["EventFileWriter", "FILE_VERSION"]
 

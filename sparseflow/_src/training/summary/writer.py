@@ -27,7 +27,7 @@ import time
 
 from sparseflow._src.framework.graph import Graph, get_default_graph
 from sparseflow._src.framework.proto import event_pb2, graph_pb2, meta_graph_pb2, summary_pb2
-from sparseflow._src.framework.record_io import read_records
+from sparseflow._src.kernels.tfrecord_framing import read_records
 from sparseflow._src.training.checkpoint.meta_graph import export_meta_graph
 from sparseflow._src.training.summary.event_file_writer import EventFileWriter
 

@@ -23,42 +23,15 @@ import numpy as np
 
 from sparseflow._src.framework import dtypes, errors
 from sparseflow._src.framework.proto.tensor_bundle_pb2 import BundleEntryProto
+from sparseflow._src.kernels.tfrecord_framing import masked_crc32c
 
-__all__ = ["write_tf_bundle", "read_tf_bundle", "is_tf_bundle", "crc32c", "masked_crc32c"]
+__all__ = ["write_tf_bundle", "read_tf_bundle", "is_tf_bundle"]
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 _FOOTER_LEN = 48
 _HEADER_KEY = b""
 # BundleHeaderProto{num_shards: 1, endianness: LITTLE, version: {producer: 1}} as TensorFlow writes it
 _HEADER = bytes([0x08, 0x01, 0x1A, 0x02, 0x08, 0x01])
-
-
-def _crc_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc_table()
-
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli) of ``data``."""
-    c = 0xFFFFFFFF
-    table = _CRC_TABLE
-    for byte in bytes(data):
-        c = table[(c ^ byte) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """LevelDB/TensorFlow's masked CRC-32C (rotated and offset so CRCs of CRCs stay strong)."""
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def _varint(n: int) -> bytes:
