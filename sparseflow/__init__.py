@@ -37,6 +37,7 @@ from sparseflow import (
     nn,
     queue,
     random,
+    raw_ops,
     sparse,
     strings,
     train,

@@ -25,31 +25,32 @@ def _shape_str(v) -> str:
     return "[" + ",".join(str(d) for d in np.shape(v)) + "]"
 
 
-def _check_nonzero(y):
-    if np.any(np.asarray(y) == 0):
+def _check_nonzero(x, y):
+    """Integer division by zero is an error, unless the result is empty (nothing is divided)."""
+    if np.any(np.asarray(y) == 0) and np.size(x) and int(np.prod(np.broadcast_shapes(np.shape(x), np.shape(y)))):
         raise errors.InvalidArgumentError(None, None, "Integer division by zero")
 
 
 # ---------------------------------------------------------------- integer-aware helpers
 def _trunc_div_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     q = np.floor_divide(x, y)
     fix = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
     return q + fix.astype(q.dtype) if np.any(fix) else q
 
 
 def _floor_div_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.floor_divide(x, y)
 
 
 def _floor_mod_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.remainder(x, y)
 
 
 def _trunc_mod_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.fmod(x, y)
 
 

@@ -240,6 +240,8 @@ BINARY_OPS = [
 ]
 
 _EQUALITY = ("Equal", "NotEqual")
+# TensorFlow's argument names where a unary op does not call them x -> y.
+_UNARY_ARG_NAMES = {"Conj": ("input", "output")}
 
 
 def _register_tables():
@@ -247,7 +249,8 @@ def _register_tables():
         if types is None:
             register_op(op_type, inputs=["x: bool"], outputs=["y: bool"], shape_fn=unchanged_shape)
         else:
-            register_op(op_type, inputs=["x: T"], outputs=[f"y: {out}"], attrs=[f"T: {types}"],
+            x, y = _UNARY_ARG_NAMES.get(op_type, ("x", "y"))
+            register_op(op_type, inputs=[f"{x}: T"], outputs=[f"{y}: {out}"], attrs=[f"T: {types}"],
                         shape_fn=unchanged_shape)
     for op_type, types, out, (a, b), *_ in BINARY_OPS:
         if types is None:

@@ -1,0 +1,169 @@
+"""Every op-database entry run by sparseflow and compared with TensorFlow's recorded fixture.
+
+For each entry, in each mode (constants folded by the passes, placeholders of known shape, of
+unknown dimensions, of unknown rank) and each dtype of its OpDef: forward values, output dtypes,
+runtime and static shapes and errors must be TensorFlow's; static shapes must admit the runtime
+shape; gradients (real float inputs and outputs) must be TensorFlow's, and a directional
+finite-difference check runs on the samples marked ``fd``. Entries not compared with TensorFlow
+(no TF equivalent) still run every mode and must agree across modes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import sparseflow as tf
+from sparseflow._src.framework.op_def import get_op_def
+from tests.opdb import compare, harness, spec
+from tests.opdb.families import FAMILIES, family_entries
+from tests.opdb.values import decode, load_fixture
+
+# Families whose whole run takes more than a few seconds.
+SLOW_FAMILIES = {"math_cwise_unary", "math_cwise_binary", "math_reduce"}
+
+
+@functools.cache
+def _fixture(family):
+    return load_fixture(family)
+
+
+def sf_allowed_types(entry):
+    attr = get_op_def(entry.op_type).attrs.get(entry.type_attr)
+    if attr is None or attr.type != "type":
+        return None
+    if attr.allowed_values is None:
+        raise AssertionError(f"{entry.id}: attr {entry.type_attr} allows any type; give the entry dtypes=")
+    return [harness.dtype_name(d) for d in attr.allowed_values]
+
+
+def _params():
+    out = []
+    for family in FAMILIES:
+        for entry in family_entries(family):
+            marks = [pytest.mark.slow] if family in SLOW_FAMILIES else []
+            out.append(pytest.param(family, entry, id=f"{family}:{entry.id}", marks=marks))
+    return out
+
+
+def _check_dtypes(entry, fixture_entry) -> list[str]:
+    if entry.dtypes is not None:
+        return []
+    mine = harness.entry_dtypes(entry, sf_allowed_types(entry))
+    theirs = fixture_entry["dtypes"]
+    if sorted(map(str, mine)) != sorted(map(str, theirs)):
+        return [f"the OpDef's types of {entry.type_attr} differ from TensorFlow's: sparseflow {sorted(map(str, mine))}"
+                f", TensorFlow {sorted(map(str, theirs))}"]
+    return []
+
+
+def _cross_mode(entry, runs) -> list[str]:
+    """Entries without a TF fixture: every mode must give the static-shape mode's results."""
+    out = []
+    ref = runs["static"].records
+    for mode, run in runs.items():
+        for key, rec in run.records.items():
+            want = ref.get(key)
+            if want is not None and mode != "static":
+                out += [p.replace("TensorFlow", "static mode") for p in
+                        compare.compare_record(entry, f"{key}|{mode}", rec, want, check_static=False)]
+    return out
+
+
+@pytest.mark.parametrize("family,entry", _params())
+def test_entry(family, entry):
+    fixture = _fixture(family)
+    fixture_entry = (fixture or {}).get("entries", {}).get(entry.id)
+    if entry.compared_with_tf and fixture_entry is None:
+        pytest.fail(f"{entry.id} has no TensorFlow fixture in tests/opdb/fixtures/{family}.json.gz: run "
+                    f"`/work/tfenv/bin/python tools/record_opdb.py {family}` (or give the entry tf='why not')")
+    problems = _check_dtypes(entry, fixture_entry) if fixture_entry else []
+    dtypes = fixture_entry["dtypes"] if fixture_entry else harness.entry_dtypes(entry, sf_allowed_types(entry))
+    runs = harness.run_entry(tf, entry, dtypes)
+    check_static = not entry.static_shape_differs
+    for mode, run in runs.items():
+        built_types = {op.type for g in run.graphs for op in g.get_operations()}
+        if entry.op_type not in built_types and any(not b.error for b in run.builts):
+            problems.append(f"mode {mode}: the entry built no {entry.op_type} op (built {sorted(built_types)})")
+        for key, rec in run.records.items():
+            full = f"{key}|{mode}"
+            problems += compare.self_consistency(full, rec)
+            if not fixture_entry:
+                continue
+            want = fixture_entry["records"].get(full)
+            skip_all, skip_grad = _differs(entry, full)
+            if want is None:
+                problems.append(f"{full}: no TensorFlow record (re-run tools/record_opdb.py {family})")
+            elif not skip_all:
+                if skip_grad:
+                    rec, want = ({k: v for k, v in r.items() if k != "grad"} for r in (rec, want))
+                problems += compare.compare_record(entry, full, rec, want, check_static)
+    if fixture_entry:
+        mine = {f"{k}|{m}" for m, r in runs.items() for k in r.records}
+        stale = sorted(set(fixture_entry["records"]) - mine)
+        if stale:
+            problems.append(f"the fixture has records of samples the entry no longer has: {stale[:5]}")
+    else:
+        problems += _cross_mode(entry, runs)
+    problems += _finite_differences(entry, runs["static"])
+    assert not problems, f"{entry.id}: {len(problems)} problems\n" + summarize(problems)
+
+
+def summarize(problems: list[str], limit: int = 60) -> str:
+    """Problems of one sample that differ only by dtype and mode, as one line naming them all."""
+    groups: dict = {}
+    for p in problems:
+        head, _, msg = p.partition(": ")
+        parts = head.split("|")
+        if len(parts) != 3:
+            groups.setdefault((head, msg), [])
+            continue
+        sample, dtype, mode = parts
+        groups.setdefault((sample, msg), []).append(f"{dtype}/{mode}")
+    lines = []
+    for (sample, msg), where in groups.items():
+        where_text = f" [{', '.join(dict.fromkeys(where))}]" if where else ""
+        lines.append(f"  {sample}{where_text}: {msg}")
+    return "\n".join(lines[:limit]) + (f"\n  ... {len(lines) - limit} more" if len(lines) > limit else "")
+
+
+def _differs(entry, full_key: str):
+    """(skip everything, skip the gradient) for a record ``sample|dtype|mode`` by ``entry.differs``:
+    keys name a sample or ``sample|dtype``, with ``:grad`` when only the gradient differs."""
+    skip_all = skip_grad = False
+    for k in entry.differs:
+        base, _, part = k.partition(":")
+        if full_key == base or full_key.startswith(base + "|"):
+            if part == "grad":
+                skip_grad = True
+            else:
+                skip_all = True
+    return skip_all, skip_grad
+
+
+def _finite_differences(entry, run) -> list[str]:
+    keys = [b.key for b in run.builts if b.sample.fd and b.dtype == "float64"]
+    out = []
+    for key, (analytic, numeric) in run.directional_derivatives(keys).items():
+        if not np.isclose(analytic, numeric, rtol=1e-5, atol=1e-6):
+            out.append(f"{key}|static: u.J.v by the gradient {analytic!r}, by finite differences {numeric!r}")
+    return out
+
+
+def test_fixture_records_decode():
+    """Every fixture file decodes and names the TensorFlow version it was recorded with."""
+    for family in FAMILIES:
+        fixture = _fixture(family)
+        if fixture is None:
+            continue
+        assert fixture["tensorflow"].startswith("2."), family
+        for entry in fixture["entries"].values():
+            for rec in entry["records"].values():
+                for o in rec.get("out", []):
+                    assert decode(o["value"]).shape == tuple(o["value"]["shape"])
+
+
+def test_modes_cover_unknown_rank_and_dims():
+    assert set(spec.MODES) == {"const", "static", "dims", "rank"}
