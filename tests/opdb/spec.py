@@ -68,8 +68,10 @@ class T:
     def resolve(self, dtype: str) -> np.ndarray:
         if callable(self.value):
             return np.asarray(self.value(dtype))
-        if dtype == "string":
-            return np.asarray(self.value, dtype=object)
+        if dtype == "string":  # numbers become their text: 1.5 -> b"1.5"
+            a = np.asarray(self.value, dtype=object)
+            return np.array([x if isinstance(x, bytes) else str(x).encode() for x in a.reshape(-1)],
+                            dtype=object).reshape(a.shape)
         with np.errstate(invalid="ignore", over="ignore"):
             return np.asarray(self.value).astype(np_dtype(dtype))
 
@@ -201,7 +203,7 @@ EDGE_ROW = T(lambda d: edge_values(d)[None, :])
 
 def empty(*shape) -> T:
     """A tensor with a zero-length dimension (an empty batch)."""
-    return T(lambda d: np.zeros(shape, dtype=np_dtype(d)))
+    return T(lambda d: np.full(shape, b"", dtype=object) if d == "string" else np.zeros(shape, dtype=np_dtype(d)))
 
 
 def i32(v) -> np.ndarray:
