@@ -293,8 +293,10 @@ class EntryRun:
             grads = rec.get("grad")
             if not isinstance(grads, list) or self.mode == "const":
                 continue
-            vs = [upstream(np.shape(x), "float64")[::-1].reshape(np.shape(x)) if np.ndim(x) else
-                  np.float64(0.375) for x in b.x_values]
+            # Inputs without a gradient (None: not differentiable, like PadV2's constant_values) stay put.
+            vs = [np.zeros(np.shape(x)) if g is None else
+                  upstream(np.shape(x), "float64")[::-1].reshape(np.shape(x)) if np.ndim(x) else np.float64(0.375)
+                  for x, g in zip(b.x_values, grads)]
             analytic = sum(float(np.sum(_decode(g) * v)) for g, v in zip(grads, vs) if g is not None)
             ys = [t for t in b.outputs if _is_grad_dtype(t.dtype)]
             with self._session(b.graph) as sess:

@@ -214,6 +214,10 @@ def i64(v) -> np.ndarray:
     return np.asarray(v, dtype=np.int64)
 
 
+# The dtypes an op that takes any type (T: type) runs in: one of each kind and width class.
+ANY_TYPE = ("bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64", "complex64", "string")
+REAL_FLOAT_TYPES = ("float16", "float32", "float64")
+
 FLOATS = frozenset({"float"})
 INTS = frozenset({"int", "uint"})
 NUMBERS = frozenset({"float", "int", "uint", "complex"})

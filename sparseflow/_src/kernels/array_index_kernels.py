@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, invalid
-from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.kernels.registry import list_output, register_kernel
 
 
 def _bad_position(bad_mask):
@@ -175,7 +175,7 @@ def _dynamic_partition(node):
             raise invalid(f"partitions{where} = {int(partitions[tuple(pos)])} is not in [0, {num})")
         flat_p = partitions.reshape(-1)
         flat_d = data.reshape((flat_p.size,) + data.shape[partitions.ndim:])
-        return tuple(flat_d[flat_p == i] for i in range(num))
+        return list_output(flat_d[flat_p == i] for i in range(num))
 
     return compute
 
