@@ -65,7 +65,7 @@ def _gather_nd(node):
         if r > params.ndim:
             raise invalid(f"index innermost dimension length must be <= params rank; saw: {r} vs. "
                           f"{params.ndim}")
-        flat = indices.reshape(-1, r)
+        flat = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), r)
         bad = ((flat < 0) | (flat >= np.array(params.shape[:r], dtype=np.int64))).any(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
@@ -93,7 +93,7 @@ def _scatter_nd(node):
                 f"updates.shape {dbg(updates.shape)} must be indices.shape[:-1] + shape[indices.shape[-1]:]"
                 f" = {dbg(expected)}")
         out = np.zeros(dims, dtype=updates.dtype)
-        flat = indices.reshape(-1, r)
+        flat = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), r)
         bad = ((flat < 0) | (flat >= np.array(dims[:r], dtype=np.int64))).any(axis=1)
         if bad.any():
             k = int(np.argmax(bad))

@@ -112,6 +112,8 @@ def _assert(node):
     summarize = node.attrs.get("summarize", 3)
 
     def compute(condition, *data):
+        if np.ndim(condition) != 0:
+            raise _bad(f"In[0] should be a scalar: [{','.join(map(str, np.shape(condition)))}]")
         if not truthy(condition):
             shown = " ".join(f"[{_summarize(d, summarize)}]" if np.ndim(d) == 0 else _summarize(d, summarize)
                              for d in data)
