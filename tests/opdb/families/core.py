@@ -8,7 +8,6 @@ import numpy as np
 from tests.opdb.spec import ANY_TYPE, EDGES, FLOATS, OpEntry, Sample, empty, regular
 
 
-
 def _const(tf, value):
     return tf.constant(value)
 
