@@ -58,8 +58,8 @@ def _normalize_attr(kind: str, value):
         return as_shape(value)
     if kind == "int":
         return int(value)
-    if kind == "float":
-        return float(value)
+    if kind == "float":  # an AttrValue float is 32 bits: kernels see TensorFlow's rounded value (0.3 -> 0.30000001)
+        return float(np.float32(value))
     if kind == "bool":
         return bool(value)
     if kind == "string":
