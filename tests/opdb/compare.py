@@ -66,6 +66,8 @@ def knows_as_much(mine, theirs) -> bool:
 
 def tolerance(dtype: str, rtol_override, grad: bool):
     rtol, atol = TOLERANCE.get(dtype, (0.0, 0.0))
+    if isinstance(rtol_override, dict):
+        rtol_override = rtol_override.get(dtype)
     if rtol_override is not None:
         rtol, atol = rtol_override, max(atol, rtol_override * 0.1)
     if grad:

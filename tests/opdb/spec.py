@@ -102,7 +102,7 @@ class OpEntry:
     name: str = ""  # unique id within the family; defaults to op_type
     dtypes: tuple | None = None  # None: the OpDef's allowed types of type_attr (minus EXCLUDED_DTYPES)
     type_attr: str = "T"
-    rtol: float | None = None  # forward tolerance override (default per dtype, see compare.py)
+    rtol: float | dict | None = None  # forward tolerance override: one rtol, or {dtype: rtol} (see compare.py)
     grad_rtol: float | None = None
     tf: bool | str = True  # False-y reason string: not compared with TensorFlow (no TF equivalent)
     # Where sparseflow knowingly differs from TensorFlow, and why: keys are a sample name or
