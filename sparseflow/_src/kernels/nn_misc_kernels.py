@@ -165,8 +165,8 @@ def _fused_batch_norm_grad(node):
                 dyf - _bcast(d_offset / count, channel, nd) - x_hat * _bcast(d_scale / count, channel, nd))
         else:
             dx = dyf * _bcast(scale * rstd, channel, nd)
-        empty = np.zeros(0, u_dtype)
-        return dx.astype(x.dtype), d_scale.astype(u_dtype), d_offset.astype(u_dtype), empty, empty
+        unused = np.zeros((), u_dtype)  # reserve_space_4/5: scalars, as TensorFlow's kernel returns
+        return dx.astype(x.dtype), d_scale.astype(u_dtype), d_offset.astype(u_dtype), unused, unused
 
     return compute
 

@@ -177,3 +177,31 @@ ENTRIES += [
         Sample("rank3", {"input": regular(2, 2, 3)}),
     ], dtypes=("float16", "float32"), rtol=1e-5),
 ]
+
+
+def _batch_norm_grad(tf, y_backprop, x, scale, offset, mean, variance, **attrs):
+    fwd = tf.raw_ops.FusedBatchNormV3(x=x, scale=scale, offset=offset, mean=mean, variance=variance, **attrs)
+    return tf.raw_ops.FusedBatchNormGradV3(
+        y_backprop=y_backprop, x=x, scale=scale, reserve_space_1=fwd.reserve_space_1,
+        reserve_space_2=fwd.reserve_space_2, reserve_space_3=fwd.reserve_space_3, **attrs)
+
+
+ENTRIES.append(OpEntry("FusedBatchNormGradV3", [
+    Sample("training", {"y_backprop": regular(2, 2, 2, 3, seed=5), "x": regular(2, 2, 2, 3),
+                        "scale": regular(3, lo=0.5, hi=2, seed=1), "offset": regular(3, seed=2), "mean": empty(0),
+                        "variance": empty(0)}, {"epsilon": 0.001}),
+    Sample("inference", {"y_backprop": regular(2, 1, 2, 2, seed=5), "x": regular(2, 1, 2, 2),
+                         "scale": regular(2, lo=0.5, hi=2, seed=1), "offset": regular(2, seed=2),
+                         "mean": regular(2, seed=3), "variance": regular(2, lo=0.5, hi=2, seed=4)},
+           {"is_training": False}),
+    Sample("nchw", {"y_backprop": regular(2, 3, 2, 2, seed=5), "x": regular(2, 3, 2, 2),
+                    "scale": regular(3, lo=0.5, hi=2, seed=1), "offset": regular(3, seed=2), "mean": empty(0),
+                    "variance": empty(0)}, {"data_format": "NCHW"}),
+    Sample("empty_batch", {"y_backprop": empty(0, 2, 2, 3), "x": empty(0, 2, 2, 3),
+                           "scale": regular(3, lo=0.5, hi=2, seed=1), "offset": regular(3, seed=2), "mean": empty(0),
+                           "variance": empty(0)}),
+], build=_batch_norm_grad, dtypes=("float32",), rtol=1e-5, grad_rtol=1e-3,
+    static_shape_differs="TensorFlow's shape function gives reserve_space_4/5 the shape [0], but its kernel returns "
+                         "scalars; sparseflow declares and returns scalars",
+    differs={"inference|*|const": "TensorFlow's graph optimizer miscomputes an inference batch norm of constants "
+                                  "(values in the 1e14); sparseflow computes it"}))
