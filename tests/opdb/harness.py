@@ -332,6 +332,25 @@ def entry_dtypes(entry, allowed_of_type_attr) -> list:
 
 def run_entry(tf, entry, dtypes, modes=spec.MODES, with_grads=True):
     """{mode: EntryRun} with forward (and gradient) records filled in."""
+    if entry.workdir:  # relative file names resolve in a fresh directory per mode, the same in every run
+        import os
+        import tempfile
+
+        here = os.getcwd()
+        runs = {}
+        try:
+            for mode in modes:
+                with tempfile.TemporaryDirectory() as d:
+                    os.chdir(d)
+                    runs.update(_run_modes(tf, entry, dtypes, (mode,), with_grads))
+                    os.chdir(here)
+        finally:
+            os.chdir(here)
+        return runs
+    return _run_modes(tf, entry, dtypes, modes, with_grads)
+
+
+def _run_modes(tf, entry, dtypes, modes, with_grads):
     runs = {}
     for mode in modes:
         r = EntryRun(tf, entry, mode, dtypes)

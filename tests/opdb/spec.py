@@ -110,6 +110,7 @@ class OpEntry:
     differs: dict = dataclasses.field(default_factory=dict)
     static_shape_differs: str = ""  # why sparseflow's static shapes knowingly differ from TF's
     stateful: bool = False  # fresh session per run (variables, random state)
+    workdir: bool = False  # run in a fresh temporary working directory (ops that read or write files)
 
     @property
     def id(self) -> str:
