@@ -74,7 +74,8 @@ def worker_main(conn):
         try:
             if kind == "dtypes":
                 entry = _entry(*args)
-                result = harness.entry_dtypes(entry, tf_allowed_types(tf, entry.op_type, entry.type_attr))
+                allowed = None if entry.dtypes is not None else tf_allowed_types(tf, entry.op_type, entry.type_attr)
+                result = harness.entry_dtypes(entry, allowed)
             elif kind == "programs":
                 result = {"tensorflow": tf.__version__, "programs": programs.record(tf)}
             else:  # ("unit", (family, entry id, sample names, dtypes, mode))
