@@ -129,6 +129,7 @@ class EntryRun:
             self.graphs.append(graph)
             self.builts.extend(group)
         self.records = {b.key: {"fp": b.fp} for b in self.builts}
+        self.resolved = {b.key: spec.with_dtype(b.sample, b.dtype) for b in self.builts}
 
     def groups(self, builts):
         """``builts`` split by the graph they live in."""
@@ -178,6 +179,9 @@ class EntryRun:
 
     # ------------------------------------------------------------ running
     def _session(self, graph):
+        if self.entry.cpu_devices > 1:
+            config = self.tf.ConfigProto(device_count={"CPU": self.entry.cpu_devices})
+            return self.tf.Session(graph=graph, config=config)
         return self.tf.Session(graph=graph)
 
     def _run(self, sess, builts, what):

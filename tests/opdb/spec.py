@@ -91,6 +91,9 @@ class Sample:
     kinds: frozenset | None = None  # dtype kinds this sample runs in (None: every dtype of the entry)
     grad: bool = True  # check gradients when the entry is differentiable (real float dtypes only)
     fd: bool = False  # also a directional finite-difference check (float64; smooth points only)
+    # For entries not compared with TensorFlow: check(inputs, attrs, outputs) -> "" or what is wrong, where
+    # inputs are the resolved arrays by name and outputs the fetched arrays (None when the sample raised).
+    check: Callable | None = None
     modes: tuple = MODES
 
 
@@ -111,6 +114,8 @@ class OpEntry:
     static_shape_differs: str = ""  # why sparseflow's static shapes knowingly differ from TF's
     stateful: bool = False  # fresh session per run (variables, random state)
     workdir: bool = False  # run in a fresh temporary working directory (ops that read or write files)
+    runtime_op: bool = False  # the op is inserted by the runtime (passes, partitioning): the program reaches it
+    cpu_devices: int = 1  # sessions get this many CPU devices (ConfigProto device_count)
 
     @property
     def id(self) -> str:

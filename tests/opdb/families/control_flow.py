@@ -127,10 +127,12 @@ ENTRIES += [
         Sample("scalar_items", {"tensor": regular(3), "index": i32(2)}, fd=True),
         Sample("out_of_range", {"tensor": regular(2, 2), "index": i32(2)}),
         Sample("negative", {"tensor": regular(2, 2), "index": i32(-1)}),
+        Sample("empty_element", {"tensor": empty(2, 0), "index": i32(1)}),
     ], build=_get_item, dtypes=_F),
     OpEntry("TensorListGather", [
         Sample("some", {"tensor": regular(4, 2), "indices": i32([3, 0, 3])}, fd=True),
         Sample("none", {"tensor": regular(2, 2), "indices": i32([])}),
+        Sample("empty_elements", {"tensor": empty(3, 0), "indices": i32([2, 0])}),
         Sample("out_of_range", {"tensor": regular(2, 2), "indices": i32([2])}),
     ], build=_gather, dtypes=_F,
         differs={"some:grad": "a row gathered twice: TensorFlow's gradient scatters the row gradients (the last "
@@ -139,6 +141,7 @@ ENTRIES += [
         Sample("uneven", {"tensor": regular(5, 2), "lengths": np.array([2, 0, 3], np.int64)}, fd=True),
         Sample("one", {"tensor": regular(3), "lengths": np.array([3], np.int64)}, fd=True),
         Sample("sum_mismatch", {"tensor": regular(3), "lengths": np.array([1, 1], np.int64)}),
+        Sample("empty", {"tensor": empty(0, 2), "lengths": np.array([0, 0], np.int64)}),
     ], build=_split_concat, dtypes=_F),
     OpEntry("TensorListConcatV2", [
         Sample("pieces", {"tensor": regular(4, 3), "lengths": np.array([1, 3], np.int64)}, fd=True),
