@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 from collections.abc import Callable
 
 import numpy as np
@@ -124,6 +125,21 @@ class OpEntry:
     @property
     def compared_with_tf(self) -> bool:
         return self.tf is True
+
+
+def differs_for(entry: OpEntry, key: str) -> tuple[bool, bool]:
+    """(nothing compared, gradient not compared) for the record ``sample|dtype|mode`` by
+    ``entry.differs``: keys are ``sample``, ``sample|dtype`` or ``sample|dtype|mode`` (``*``
+    matches anything), with ``:grad`` appended when only the gradient differs."""
+    skip_all = skip_grad = False
+    for k in entry.differs:
+        base, _, part = k.partition(":")
+        if fnmatch.fnmatchcase(key, base + "|*" * (2 - base.count("|"))):
+            if part == "grad":
+                skip_grad = True
+            else:
+                skip_all = True
+    return skip_all, skip_grad
 
 
 def with_dtype(sample: Sample, dtype: str | None) -> dict:

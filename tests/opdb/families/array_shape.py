@@ -86,7 +86,8 @@ def _transpose_samples(x="x"):
 
 ENTRIES.append(OpEntry("Transpose", _transpose_samples(), dtypes=ANY_TYPE))
 ENTRIES.append(OpEntry("ConjugateTranspose", _transpose_samples() + [
-    Sample("edges", {"x": EDGES, "perm": i32([0])})], dtypes=("complex64", "complex128", "float32", "int32")))
+    Sample("edges", {"x": EDGES, "perm": i32([0])})],
+    dtypes=("complex64", "complex128", "float32", "float64", "int32")))
 
 ENTRIES.append(OpEntry("BroadcastTo", [
     Sample("vector_to_matrix", {"input": regular(3), "shape": i32([2, 3])}, fd=True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.opdb.spec import OpEntry, Sample, T, empty, i32, i64, np_dtype, regular
+from tests.opdb.spec import FLOATS, OpEntry, Sample, T, empty, i32, i64, np_dtype, regular
 
 _MATMUL_TYPES = ("int32", "int64", "float16", "float32", "float64", "complex64", "complex128")
 
@@ -66,7 +66,9 @@ ENTRIES += [
     OpEntry("BatchMatMul", _BATCH, dtypes=_MATMUL_TYPES),
     OpEntry("BatchMatMulV2", _BATCH + _BROADCAST, dtypes=_MATMUL_TYPES),
     OpEntry("BatchMatMulV3", [
-        _bmm("same_types", regular(2, 2, 3), regular(2, 3, 4, seed=1), Tout="float32"),
+        _bmm("same_types", regular(2, 2, 3), regular(2, 3, 4, seed=1), Tout="float32", fd=False),
+        Sample("float64", {"x": regular(2, 3).resolve("float64"), "y": regular(3, 2, seed=1).resolve("float64")},
+               {"Tout": "float64"}, kinds=FLOATS, fd=True),
         _bmm("int8_to_int32", regular(2, 3), regular(3, 2, seed=1), Tout="int32", fd=False),
         _bmm("broadcast_empty", empty(0, 1, 2, 3), regular(5, 3, 1, seed=1), Tout="float32", fd=False),
     ], dtypes=("float32", "int8"), type_attr="Ta",

@@ -62,7 +62,7 @@ _I64_AXES = {"matrix_all_axes_i64:grad": "TensorFlow's gradient raises TypeError
 ENTRIES = []
 for _op, _fn, _smooth in [("Sum", "reduce_sum", True), ("Mean", "reduce_mean", True),
                           ("Max", "reduce_max", False), ("Min", "reduce_min", False),
-                          ("Prod", "reduce_prod", True), ("EuclideanNorm", "reduce_euclidean_norm", False)]:
+                          ("Prod", "reduce_prod", True), ("EuclideanNorm", "reduce_euclidean_norm", True)]:
     _differs = dict(_I64_AXES)
     if _op == "Mean":
         _differs["edges_rows|complex128"] = ("TensorFlow's vectorized complex128 mean along the inner axis "
