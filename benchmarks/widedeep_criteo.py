@@ -1,7 +1,11 @@
 """Workload W1: Wide&Deep on Criteo-format data, trained end to end with sparseflow.
 
-Model: 26 categorical fields (uint64 keys: FarmHash Fingerprint64 of the hex text, salted by field),
-one ``unique_keys`` per batch shared by two dynamic embedding tables:
+Model (the same, in every detail that affects learning, as TensorFlow's ``w1_tf_graph.py`` in
+``../shared/peers``): 26 categorical fields (uint64 keys: FarmHash Fingerprint64 of the hex text,
+salted by field; a missing value is its field's own key, ``Fingerprint64("C{k}=")``), one
+``unique_keys`` per batch shared by two dynamic embedding tables (deep rows ~ U(-0.05, 0.05),
+wide rows 0; evaluation reads a key training never saw as its row's initial value, as TF's
+bucketed variables do, unless ``--unseen-keys zeros``); Glorot-uniform MLP weights, zero biases:
 
 * wide: a 1-dim embedding per key, summed over the fields, plus a bias;
 * deep: 16-dim embeddings concatenated ([B, 416]) with the 13 numerics (``log1p(max(x, 0))``),
@@ -16,18 +20,23 @@ per-key weights plus the log numerics). The file is parsed with ``read_criteo`` 
 parsed arrays are kept in memory and fed with ``Session.make_callable`` (keys [2048, 26] uint64,
 numerics [2048, 13] float32, labels [2048] float32).
 
-Timing: one epoch over the first 90% of rows (full batches), after 5 warm-up steps (which are
-extra steps on the first batches: plan building, numba compilation); ``examples_per_s`` counts the
-timed steps only. Evaluation: exact rank AUC (ties averaged, computed with NumPy over all
-predictions) on the last 10% of rows, with inference lookups (unseen keys read zeros, nothing is
-inserted). ``peak_rss_mb`` is ``ru_maxrss`` of the process (includes the parsed data and tables).
+Timing: one epoch over the first 90% of rows (full batches), every batch trained once, as
+TensorFlow's W1; the first 5 steps (plan building, numba compilation) are not timed, and
+``examples_per_s`` counts the timed steps only. Evaluation: exact rank AUC (ties averaged,
+computed with NumPy over all predictions) on the last 10% of rows (see ``--unseen-keys``).
+``peak_rss_mb`` is ``ru_maxrss`` of the process (includes the parsed data and tables).
 
-Prints one JSON line to stdout; a per-phase profile (traced steps, op time grouped into unique /
+Prints one JSON line to stdout: examples/s, test AUC, the BLAS library, kernel (threadpoolctl's
+``architecture``) and threads it ran on (``blas``), and the physical limit: the step's 12 GEMMs
+(4.7 GFLOP) timed back to back in NumPy on this machine (``gemm_ms_per_step``,
+``limit_examples_per_s``). Run it with ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`` so that
+OpenBLAS picks its kernels for the CPU. A per-phase profile (traced steps, op time grouped into unique /
 pull / gather, MLP forward/backward matmuls, Adam, push, ...) goes to stderr.
 
     python benchmarks/widedeep_criteo.py                      # synthetic 500,000 rows
     python benchmarks/widedeep_criteo.py --rows 20000         # quick
     python benchmarks/widedeep_criteo.py --data train.txt --rows 500000
+    python benchmarks/widedeep_criteo.py --data ../shared/data/criteo/dac_sample.txt   # vs w1_tf_graph.py
 """
 
 from __future__ import annotations
@@ -41,30 +50,22 @@ import sys
 import tempfile
 import time
 
-
-def _blas_threads(argv) -> str:
-    """``--blas-threads N`` (default: one per CPU, as TensorFlow's intra-op pool) must reach OpenBLAS
-    before NumPy loads it."""
-    for i, a in enumerate(argv):
-        if a == "--blas-threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--blas-threads="):
-            return a.split("=", 1)[1]
-    return os.environ.get("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
-
-
-os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _blas_threads(sys.argv)
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
 import sparseflow as tf  # noqa: E402
 from sparseflow import embedding  # noqa: E402
 from sparseflow._src.data.readers.criteo import read_criteo  # noqa: E402
+from sparseflow._src.data.readers.schema import MISSING_KEY  # noqa: E402
+from sparseflow._src.embedding.embedding_ops import table_pull  # noqa: E402
+from sparseflow._src.kernels.farmhash import fingerprint64  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import blas_record, dense_gemms, gemm_limit  # noqa: E402
 from w1_data import BATCH, DIM, FIELDS, HIDDEN, NUMERIC, WARMUP, make_synthetic, rank_auc  # noqa: E402
+
+from sparseflow._src.kernels import intra_op  # noqa: E402
 
 
 def load(path: str, rows: int | None):
@@ -80,27 +81,47 @@ def load(path: str, rows: int | None):
     keys, dense, labels = (np.ascontiguousarray(np.concatenate(a)) for a in (keys, dense, labels))
     if rows is not None:
         keys, dense, labels = keys[:rows], dense[:rows], labels[:rows]
+    for f in range(FIELDS):  # a missing value is its field's own key, as TensorFlow's W1 ("C{k}=")
+        col = keys[:, f]
+        col[col == MISSING_KEY] = _MISSING_PER_FIELD[f]
     return keys, dense.astype(np.float32, copy=False), labels.astype(np.float32, copy=False)
 
 
+_MISSING_PER_FIELD = [np.uint64(fingerprint64(f"C{f + 1}=".encode())) for f in range(FIELDS)]
+DEEP_INIT_RANGE = 0.05  # deep rows ~ U(-0.05, 0.05), as TensorFlow's W1
+
+
 # ---------------------------------------------------------------------------- model
-def build(seed: int = 0):
+def build(seed: int = 0, unseen_keys: str = "initial", device=None):
+    """The W1 graph. ``unseen_keys``: what evaluation reads for a key training never saw: ``initial``
+    (the row's initial value, what TensorFlow's bucketed tables hold: the same model as
+    ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted). ``device``: a
+    device (function) for the whole model, e.g. ``tf.train.replica_device_setter`` on a cluster,
+    which puts the dense variables on the ps tasks and shards both tables over them."""
     g = tf.Graph()
-    with g.as_default():
+    with g.as_default(), g.device(device):
         tf.set_random_seed(seed)
         keys = tf.placeholder(tf.uint64, [None, FIELDS], name="keys")
         numerics = tf.placeholder(tf.float32, [None, NUMERIC], name="numerics")
         labels = tf.placeholder(tf.float32, [None], name="labels")
         opt = embedding.Adagrad(0.05, 0.1)
         wide_t = embedding.EmbeddingTable("wide", 1, optimizer=opt, initializer=0.0)
-        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt, seed=None if seed == 0 else seed)
+        deep_t = embedding.EmbeddingTable("deep", DIM, optimizer=opt, seed=None if seed == 0 else seed,
+                                          initializer=tf.random_uniform_initializer(-DEEP_INIT_RANGE,
+                                                                                    DEEP_INIT_RANGE))
         bias = tf.Variable(np.zeros([1], np.float32), name="wide_bias")
 
         def logits(training):
             with tf.name_scope("train" if training else "infer"):
                 uk = embedding.unique_keys(tf.reshape(keys, [-1]))
-                wide_rows = wide_t.pull(uk.keys, uk.counts, training=training)
-                deep_rows = deep_t.pull(uk.keys, uk.counts, training=training)
+                if training or unseen_keys == "zeros":
+                    wide_rows = wide_t.pull(uk.keys, uk.counts, training=training)
+                    deep_rows = deep_t.pull(uk.keys, uk.counts, training=training)
+                elif device is not None:  # sharded tables: training pulls (the train op is built already)
+                    wide_rows, deep_rows = (t.pull(uk.keys, uk.counts, training=True) for t in (wide_t, deep_t))
+                else:  # rows made on first sight, not recorded for push: unseen keys read their initial value
+                    wide_rows, deep_rows = (table_pull(t.handles[0], uk.keys, uk.counts, t.dim, training=True)
+                                            for t in (wide_t, deep_t))
                 wide = tf.reduce_sum(tf.reshape(tf.gather(wide_rows, uk.idx), [-1, FIELDS]), axis=1) + bias
                 deep_emb = tf.reshape(tf.gather(deep_rows, uk.idx), [-1, FIELDS * DIM])
                 h = tf.concat([deep_emb, tf.log1p(tf.maximum(numerics, 0.0))], axis=1)
@@ -168,12 +189,36 @@ def main(argv=None):
     ap.add_argument("--data", help="a Criteo TSV file; default: a synthetic one of --rows rows")
     ap.add_argument("--rows", type=int, default=None, help="rows to use (default 500,000 synthetic / all)")
     ap.add_argument("--inter-op", type=int, default=1, help="inter_op_parallelism_threads (1: sequential)")
-    ap.add_argument("--blas-threads", type=int, default=int(os.environ["OPENBLAS_NUM_THREADS"]),
-                    help="OpenBLAS threads (default: one per CPU, the threads TensorFlow's GEMMs use; OpenBLAS "
-                         "threads spin while waiting, so under heavy contention 1 can be faster)")
+    ap.add_argument("--intra-op", type=int, default=0,
+                    help="intra_op_parallelism_threads: GEMM and kernel threads (0: one per CPU, as TensorFlow)")
+    ap.add_argument("--gemm", choices=("pool", "blas"), default="pool",
+                    help="who threads a GEMM: sparseflow's intra-op pool in blocks (default) or the BLAS library")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0, help="graph seed (MLP initial weights) and deep-row seed")
+    ap.add_argument("--unseen-keys", choices=("initial", "zeros"), default="initial",
+                    help="what evaluation reads for keys training never saw: their rows' initial values (as "
+                         "TensorFlow's bucketed tables, the default) or zeros")
+    ap.add_argument("--ps", type=int, default=0, help="run on a local cluster of this many ps tasks (w1_cluster.py)")
+    ap.add_argument("--workers", type=int, default=1, help="workers of the local cluster (with --ps)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds the cluster run may take")
+    ap.add_argument("--task", help=argparse.SUPPRESS)  # job:index of one cluster task (set by the launcher)
+    ap.add_argument("--ps-hosts", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-hosts", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.task:
+        from w1_cluster import run_task
+
+        return run_task(args, tf, build, load, BATCH, WARMUP, rank_auc, blas_record())
+    if args.ps:
+        from w1_cluster import launch
+
+        def make(path):
+            make_synthetic(path, args.rows or 500_000)
+            return path
+
+        out = launch(args, make)
+        print(json.dumps(out))
+        return out
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,25 +232,29 @@ def main(argv=None):
     n = len(labels)
     n_train = int(n * 0.9)
     steps = n_train // BATCH
-    if steps < 1:
-        raise SystemExit(f"need at least {BATCH / 0.9:.0f} rows, got {n}")
+    if steps <= WARMUP:
+        raise SystemExit(f"need at least {(WARMUP + 1) * BATCH / 0.9:.0f} rows, got {n}")
+    timed = steps - WARMUP
     print(f"data: {n} rows ({labels.mean():.3f} positive), generated in {t_gen - t0:.1f}s, parsed in "
-          f"{t_load - t_gen:.1f}s; {steps} timed steps of {BATCH}", file=sys.stderr)
+          f"{t_load - t_gen:.1f}s; one epoch of {steps} steps of {BATCH}, the last {timed} timed", file=sys.stderr)
     train_feeds = [(keys[i * BATCH:(i + 1) * BATCH], dense[i * BATCH:(i + 1) * BATCH],
                     labels[i * BATCH:(i + 1) * BATCH]) for i in range(steps)]
 
-    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed)
-    config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op)
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, args.unseen_keys)
+    config = tf.ConfigProto(inter_op_parallelism_threads=args.inter_op, intra_op_parallelism_threads=args.intra_op)
+    intra_op.set_gemm_mode(args.gemm)
     with tf.Session(graph=g, config=config) as sess:
         sess.run(init)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
-        for i in range(WARMUP):
-            step(*train_feeds[i % steps])
-        losses = []
-        t_start = time.perf_counter()
-        for f in train_feeds:
+        # one epoch, as TensorFlow's W1: the first WARMUP steps (plan building, numba compilation) train
+        # too but are not timed, so both models see every batch exactly once
+        losses = [step(*f)[1] for f in train_feeds[:WARMUP]]
+        cpu_start, t_start = time.process_time(), time.perf_counter()
+        for f in train_feeds[WARMUP:]:
             losses.append(step(*f)[1])
         elapsed = time.perf_counter() - t_start
+        cpu = time.process_time() - cpu_start
+        stats = {t: embedding.get_table(t, g).stats(sess)["keys"] for t in ("wide", "deep")}  # before evaluation
         predict = sess.make_callable(probs, [k_ph, x_ph])
         scores = np.concatenate([predict(keys[i:i + 8192], dense[i:i + 8192]) for i in range(n_train, n, 8192)])
         auc = rank_auc(labels[n_train:], scores)
@@ -214,15 +263,20 @@ def main(argv=None):
             phases = profile(sess, g, train, fd, args.profile_steps)
         else:
             phases = {}
-        stats = {t: embedding.get_table(t, g).stats(sess)["keys"] for t in ("wide", "deep")}
+        blas = blas_record()  # while the session's settings are in force
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    limit = gemm_limit(dense_gemms(BATCH, (FIELDS * DIM + NUMERIC,) + HIDDEN + (1,)))
     k = max(1, len(losses) // 10)
-    print(f"loss first {np.mean(losses[:k]):.4f} -> last {np.mean(losses[-k:]):.4f}; {elapsed / steps * 1e3:.1f} "
+    print(f"loss first {np.mean(losses[:k]):.4f} -> last {np.mean(losses[-k:]):.4f}; {elapsed / timed * 1e3:.1f} "
           f"ms/step; table keys {stats['deep']:.0f}", file=sys.stderr)
-    out = {"examples_per_s": round(steps * BATCH / elapsed, 1), "test_auc": round(auc, 5),
-           "peak_rss_mb": round(peak, 1), "ms_per_step": round(elapsed / steps * 1e3, 2), "steps": steps,
+    out = {"examples_per_s": round(timed * BATCH / elapsed, 1), "test_auc": round(auc, 5),
+           "peak_rss_mb": round(peak, 1), "ms_per_step": round(elapsed / timed * 1e3, 2),
+           "cpu_ms_per_step": round(cpu / timed * 1e3, 2), "steps": steps, "timed_steps": timed,
            "batch": BATCH, "rows": n, "test_rows": n - n_train, "auc_method": "exact rank AUC",
-           "inter_op_threads": args.inter_op, "blas_threads": args.blas_threads, "table_keys": int(stats["deep"]),
+           "inter_op_threads": args.inter_op, "intra_op_threads": args.intra_op, "gemm_threading": args.gemm,
+           "blas": blas,
+           **limit, "limit_examples_per_s": round(BATCH / limit["gemm_ms_per_step"] * 1e3, 1),
+           "table_keys": int(stats["deep"]),
            "profile_ms": {p: round(v, 2) for p, v in phases.items()}}
     print(json.dumps(out))
     return out

@@ -1,4 +1,5 @@
-"""``sparseflow train / evaluate / predict`` on a small config; errors are one clear line."""
+"""``sparseflow train / evaluate / predict`` on a small config: results on stdout (the last line is
+always one JSON object), messages on stderr; errors are one clear line and a non-zero exit."""
 
 import json
 import os
@@ -25,7 +26,7 @@ crosses = [["a", "b"]]
 hidden_units = [8]
 embedding_dim = 4
 [train]
-epochs = 1
+epochs = 3
 batch_size = 64
 model_dir = "model"
 """
@@ -38,19 +39,25 @@ def test_train_evaluate_predict(tmp_path, capsys):
     cfg.write_text(CONFIG)
     mdir = str(tmp_path / "model")
     assert main(["train", str(cfg), "--model-dir", mdir]) == 0
-    trained = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert set(trained) >= {"auc", "accuracy", "logloss"} and trained["auc"] > 0.7
+    captured = capsys.readouterr()
+    assert captured.out.count("\n") == 1  # stdout: the result only; progress and messages on stderr
+    trained = json.loads(captured.out)
+    assert set(trained) >= {"auc", "accuracy", "logloss", "train_examples", "skipped"} and trained["auc"] > 0.7
+    assert "epoch 3/3" in captured.err and "checkpoints: " in captured.err
     assert main(["evaluate", str(cfg), "--model-dir", mdir]) == 0
-    evaluated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    evaluated = json.loads(capsys.readouterr().out)
     assert evaluated["auc"] == trained["auc"]
     out = tmp_path / "p.txt"
     assert main(["predict", str(cfg), "--model-dir", mdir, "--output", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"predictions": 300, "skipped": 0, "output": str(out)}
     assert np.loadtxt(out).shape == (300,)
 
 
 def test_errors_are_reported_without_traceback(tmp_path, capsys):
     assert main(["evaluate", "no_such_config"]) == 1
-    assert "no config file" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "no config file" in captured.err
+    assert "no config file" in json.loads(captured.out.splitlines()[-1])["error"]
     _write_synthetic(tmp_path / "train.csv", 100, 0)
     _write_synthetic(tmp_path / "test.csv", 100, 1)
     cfg = tmp_path / "c.toml"
@@ -67,10 +74,10 @@ def test_default_model_dir_is_per_config_in_the_working_directory(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     expected = os.path.join(str(tmp_path), "sparseflow_runs", "small")
     assert main(["train", str(cfg)]) == 0
-    assert f"checkpoints: {expected}" in capsys.readouterr().out.splitlines()
+    assert f"checkpoints: {expected}" in capsys.readouterr().err.splitlines()
     assert any(f.startswith("model.ckpt-") for f in os.listdir(expected))
     assert main(["evaluate", str(cfg)]) == 0
-    assert expected in capsys.readouterr().out  # names the checkpoint it evaluated
+    assert expected in capsys.readouterr().err  # names the checkpoint it evaluated
     assert main(["predict", str(cfg), "--output", "p.txt"]) == 0
     assert np.loadtxt(tmp_path / "p.txt").shape == (200,)
 
@@ -94,11 +101,13 @@ def _setup(tmp_path, config=CONFIG, n_train=300):
 
 
 def _one_clear_error(capsys, *needles):
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
     errors = [line for line in err.splitlines() if " error: " in line]
     assert "Traceback" not in err and len(errors) == 1, err  # (a progress bar may come before)
     for needle in needles:
         assert needle in err, err
+    assert "error" in json.loads(captured.out.splitlines()[-1])  # the last line on stdout is valid JSON
     return err
 
 
@@ -111,7 +120,7 @@ def test_a_nan_in_a_numeric_feature_is_refused_naming_file_line_and_column(tmp_p
     (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
     mdir = tmp_path / "model"
     assert main(["train", cfg, "--model-dir", str(mdir)]) == 1
-    _one_clear_error(capsys, "train.csv:7: column 'v': 'nan' is not a finite number")
+    _one_clear_error(capsys, "train.csv:7, column 'v': not a finite number: 'nan'")
     assert not mdir.exists() or not any(p.name.endswith(".index") for p in mdir.iterdir())
 
 
@@ -126,7 +135,7 @@ def test_a_diverging_loss_stops_training_without_a_checkpoint(tmp_path, capsys):
 
 @pytest.mark.parametrize("key, value, message", [
     ("batch_size", "0", "[train] batch_size must be an integer >= 1, got 0"),
-    ("batch_size", "\"64\"", "[train] batch_size must be an integer >= 1, got '64'"),
+    ("batch_size", "\"64\"", "[train] batch_size must be an integer, got '64'"),
     ("epochs", "-1", "[train] epochs must be an integer >= 0, got -1"),
     ("eval_batch_size", "0", "[train] eval_batch_size must be an integer >= 1"),
     ("shuffle", "1", "[train] shuffle must be true or false"),
@@ -153,8 +162,8 @@ def test_retraining_with_other_hidden_units_is_one_clear_error_and_keeps_the_che
     other = tmp_path / "other.toml"
     other.write_text(CONFIG.replace("hidden_units = [8]", "hidden_units = [16]"))
     assert main(["train", str(other), "--model-dir", mdir]) == 1
-    _one_clear_error(capsys, "holds a checkpoint this config's model cannot restore", "has shape",
-                     "Nothing was restored", "another --model-dir")
+    _one_clear_error(capsys, "holds a model trained with another config", "model.hidden_units: [8] in the model "
+                     "directory, [16] in this config", "another --model-dir", "--overwrite")
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == before
     assert main(["evaluate", cfg, "--model-dir", mdir]) == 0  # the old checkpoint still works
 
@@ -170,3 +179,34 @@ def test_evaluating_a_corrupt_checkpoint_is_one_clear_error(tmp_path, capsys):
     data.write_bytes(bytes(raw))
     assert main(["evaluate", cfg, "--model-dir", str(mdir)]) == 1
     _one_clear_error(capsys, "sparseflow evaluate: error:", "is corrupt", "CRC-32")
+
+
+def test_a_checkpoint_without_a_run_record_is_still_checked_by_the_restore(tmp_path, capsys):
+    cfg = _setup(tmp_path)
+    mdir = tmp_path / "model"
+    assert main(["train", cfg, "--model-dir", str(mdir)]) == 0
+    (mdir / "run_config.json").unlink()  # a model directory of an older sparseflow
+    other = tmp_path / "other.toml"
+    other.write_text(CONFIG.replace("hidden_units = [8]", "hidden_units = [16]"))
+    capsys.readouterr()
+    assert main(["train", str(other), "--model-dir", str(mdir)]) == 1
+    _one_clear_error(capsys, "holds a checkpoint this config's model cannot restore", "has shape",
+                     "Nothing was restored")
+
+
+def test_version_and_negative_epochs(capsys):
+    from sparseflow._src.version import __version__
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"sparseflow {__version__}"
+    with pytest.raises(SystemExit) as e:
+        main(["train", "adult_wide_deep", "--epochs", "-1"])
+    assert e.value.code == 2 and "--epochs: must be an integer >= 0, got -1" in capsys.readouterr().err
+
+
+def test_help_has_no_rst_markup(capsys):
+    for argv in (["--help"], ["train", "--help"], ["launch", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "``" not in capsys.readouterr().out

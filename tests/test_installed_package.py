@@ -20,9 +20,10 @@ TIMEOUT = 600
 
 
 def _run(cmd, cwd, env):
+    """stdout + stderr of a command that must succeed."""
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout
+    return proc.stderr + proc.stdout
 
 
 def _snapshot(directory):
@@ -75,7 +76,7 @@ def test_cli_writes_nothing_inside_the_installed_package_and_uninstall_leaves_no
     package = os.path.join(purelib, "sparseflow")
     work = tmp_path / "work"
     work.mkdir()
-    where = _run([python, "-c", "import sparseflow; print(sparseflow.__file__)"], work, env)
+    where = _run([python, "-c", "import sparseflow; print(sparseflow.__file__)"], work, env).splitlines()[-1]
     assert where.strip() == os.path.join(package, "__init__.py")
     before = _snapshot(package)
 

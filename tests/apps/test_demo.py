@@ -17,10 +17,10 @@ def test_adult_loader_shapes_and_labels():
 def test_demo_trains_wide_deep_and_prints_final_json(tmp_path):
     from sparseflow._src.apps.demo import run
 
-    out, progress = io.StringIO(), io.StringIO()
-    metrics = run(epochs=2, model_dir=str(tmp_path), out=out, progress=progress)
-    lines = out.getvalue().strip().splitlines()
-    assert "Wide&Deep" in lines[0] and any(line.startswith("epoch 2/2") for line in lines)
-    assert json.loads(lines[-1]) == metrics and metrics["examples"] == 16281
-    assert "examples/s" in progress.getvalue() and "auc=" in progress.getvalue()
+    out, log = io.StringIO(), io.StringIO()
+    metrics = run(epochs=2, model_dir=str(tmp_path), out=out, log=log)
+    lines = log.getvalue().strip().splitlines()
+    assert "Wide&Deep" in lines[0] and any(line.startswith("epoch 2/2") and "examples/s" in line for line in lines)
+    assert lines[-1].startswith("eval: auc ")
+    assert json.loads(out.getvalue()) == metrics and metrics["examples"] == 16281  # stdout: the JSON line only
     assert metrics["auc"] > 0.90 and metrics["accuracy"] > 0.845

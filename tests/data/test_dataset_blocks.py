@@ -123,3 +123,32 @@ def test_block_source_in_a_session_with_a_fed_argument():
         sess.run(nxt)
         with pytest.raises(tf.errors.OutOfRangeError):
             sess.run(nxt)
+
+
+class _TrackedBlocks(Dataset):
+    """Blocks of 50 ids whose arrays are watched by weak references."""
+
+    def __init__(self, rows):
+        self._rows = rows
+        self.alive = []
+        self._element_spec = {"id": TensorSpec([], tf.int64)}
+
+    def _iter_batches(self, ctx):
+        import weakref
+
+        for a in range(0, self._rows, 50):
+            ids = np.arange(a, min(a + 50, self._rows), dtype=np.int64)
+            self.alive.append(weakref.ref(ids))
+            yield {"id": ids}
+
+
+def test_shuffle_memory_is_bounded_by_the_buffer_not_the_input():
+    # a block is kept while any of its rows is in the buffer, and some rows stay there for long: without
+    # compaction every block of this input would still be held at its end
+    source = _TrackedBlocks(40_000)
+    seen, held = [], []
+    for batch in source.shuffle(500, seed=1).batch(100):
+        seen.append(batch["id"])
+        held.append(sum(ref() is not None for ref in source.alive))
+    assert sorted(np.concatenate(seen).tolist()) == list(range(40_000))
+    assert max(held) <= 2 * 500 // 50 + 4, max(held)

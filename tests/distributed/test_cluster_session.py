@@ -190,3 +190,78 @@ def test_a_tensor_larger_than_a_chunk_crosses_in_chunks(cluster_2ps_2workers, mo
             out = sess.run(doubled)
     np.testing.assert_array_equal(out, value * 2.0)
     assert fetched == [value.nbytes]  # 20 chunks of 1000 bytes
+
+
+def test_session_reset_clears_containers_on_every_task(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(4.0, name="to_reset")
+        with tf.Session(servers["worker:0"].target) as sess:
+            sess.run(v.initializer)
+        tf.Session.reset(servers["worker:0"].target)
+        with tf.Session(servers["worker:0"].target) as sess:
+            assert not sess.run(tf.is_variable_initialized(v))
+
+
+def test_a_non_chief_waits_for_the_chief_with_a_deadline_and_says_why(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            tf.Variable(1.0, name="never_initialized")
+        creator = tf.train.WorkerSessionCreator(master=servers["worker:1"].target, max_wait_secs=1)
+        t0 = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError, match=r"never_initialized.*chief"):
+            creator.create_session()
+        assert time.monotonic() - t0 < 10
+
+
+def _self_signed(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert.read_bytes(), key.read_bytes()
+
+
+def test_tls_servers_train_together_and_refuse_plaintext_clients(tmp_path):
+    from sparseflow._src.distributed.client_master import RemoteMaster
+    from sparseflow._src.distributed.rpc import Security
+
+    cert, key = _self_signed(tmp_path)
+    tls = Security(cert=cert, key=key, ca=cert)
+    cluster, servers = start_cluster(ps=1, workers=1, security=tls)
+    try:
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                v = tf.Variable(2.0)
+            with tf.Session(servers["worker:0"].target) as sess:
+                sess.run(v.initializer)
+                assert sess.run(v * 5.0) == 10.0
+            plain = RemoteMaster(servers["ps:0"].target, tf.get_default_graph(), None, Security())
+            with pytest.raises(tf.errors.UnavailableError):
+                plain.compile([], [v.name], [])
+            plain.close()
+            secure = RemoteMaster(servers["ps:0"].target, tf.get_default_graph(), None, Security(ca=cert))
+            assert secure.compile([], [v.name], []).run([])[0] == 2.0
+            secure.close()
+    finally:
+        for s in servers.values():
+            s.stop(0)
+
+
+def test_soft_placement_on_a_cluster_relaxes_the_device_type_but_not_the_task(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:1/device:GPU:0"):  # no GPU: the ps task's CPU
+            v = tf.Variable(3.0, name="wanted_a_gpu")
+        with tf.Session(servers["worker:0"].target, config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+            sess.run(v.initializer)
+            assert sess.run(v) == 3.0
+        assert servers["ps:1"].worker.devices.resources("/job:ps/replica:0/task:1/device:CPU:0").lookup(
+            "", "wanted_a_gpu")

@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # program, ps tasks, workers
 PROGRAMS = [("d01_between_graph.py", 1, 1), ("d02_sync_replicas.py", 1, 2), ("d03_partitioned_embedding.py", 2, 1),
-            ("d04_local_server.py", 1, 1)]
+            ("d04_local_server.py", 1, 1), ("d05_partial_run.py", 1, 1)]
 
 
 def run_program(program, ps, workers, *args, timeout=240):

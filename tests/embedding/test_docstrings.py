@@ -6,7 +6,10 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["embedding", "embedding.config", "kernels.embedding_table"])
+@pytest.mark.parametrize("module", ["embedding", "embedding.config", "kernels.embedding_table", "embedding.sharding",
+                                    "embedding.cluster_ops", "kernels.embedding_service", "kernels.embedding_restore",
+                                    "passes.coalesce", "distributed.table_service", "distributed.allocator",
+                                    "embedding.sync", "embedding.sync_ops", "kernels.embedding_sync"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"sparseflow._src.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

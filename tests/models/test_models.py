@@ -10,6 +10,7 @@ import pytest
 from sparseflow._src.models import (
     DeepFM,
     FeatureSpec,
+    FitStats,
     WideDeep,
     evaluate,
     load_config,
@@ -19,8 +20,6 @@ from sparseflow._src.models import (
     roc_auc,
     train,
 )
-
-CRITEO = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "criteo")
 
 
 def _write_synthetic(path, n, seed):
@@ -49,24 +48,61 @@ def synthetic(tmp_path):
     return tmp_path
 
 
-def test_feature_keys_are_per_field_and_missing_is_a_category():
+def _block(spec, text, tmp_path, name="t.csv"):
+    """The reader block of CSV ``text`` under ``spec``'s schema."""
+    from sparseflow._src.data.readers import read_csv
+
+    path = tmp_path / name
+    path.write_text(text)
+    return read_csv(str(path), spec.schema(), header=False, column_names=spec.columns).read_all()
+
+
+def test_feature_keys_are_per_field_and_missing_is_a_category(tmp_path):
     spec = FeatureSpec(columns=["a", "b", "y"], label="y", categorical=["a", "b"], crosses=[["a", "b"]])
-    inputs = spec.transform({"a": ["1", "?", "1"], "b": ["1", "1", ""], "y": ["1", "0", "0"]})
-    assert inputs.wide.dtype == np.uint64 and inputs.wide.shape == (3, 3)
-    assert inputs.wide[0, 0] != inputs.wide[0, 1]  # same value "1", different fields
-    assert inputs.wide[0, 0] == inputs.wide[2, 0] and inputs.wide[0, 2] != inputs.wide[2, 2]
-    assert inputs.deep.shape == (3, 2) and inputs.numeric.shape == (3, 0)
-    assert inputs.label.ravel().tolist() == [1.0, 0.0, 0.0]
+    inputs = spec.transform(_block(spec, "1,1,1\n?,1,0\n1,,0\n", tmp_path))
+    wide = inputs["wide"]
+    assert wide.dtype == np.uint64 and wide.shape == (3, 3)
+    assert wide[0, 0] != wide[0, 1]  # same value "1", different fields
+    assert wide[0, 0] == wide[2, 0] and wide[0, 2] != wide[2, 2]
+    assert wide[1, 0] != wide[2, 1]  # missing: a category of its own, per field
+    assert inputs["deep"].shape == (3, 2) and inputs["numeric"].shape == (3, 0)
+    assert inputs["label"].ravel().tolist() == [1.0, 0.0, 0.0]
 
 
-def test_numeric_features_need_fit_and_are_standardized():
+def test_keys_are_the_readers_salted_hashes():
+    import pyarrow as pa
+
+    from sparseflow._src.data.readers import hashing
+    from sparseflow._src.models.features import _value_key
+
+    keys = hashing.salt_keys(hashing.hash_strings(pa.array(["x"])), "col", None)
+    assert keys[0] == _value_key("col", "x")
+
+
+def test_numeric_features_need_fit_and_are_standardized(tmp_path):
     spec = FeatureSpec(columns=["n", "y"], label="y", numeric=["n"], log1p=["n"])
-    raw = {"n": ["0", str(np.e - 1), ""], "y": ["0", "1", "0"]}
-    with pytest.raises(ValueError, match="fit"):
-        spec.transform(raw)
-    spec.fit(raw)
-    col = spec.transform(raw).numeric[:, 0]
+    block = _block(spec, f"0,0\n{np.e - 1},1\n,0\n", tmp_path)
+    with pytest.raises(ValueError, match="not fitted"):
+        spec.transform(block)
+    stats = FitStats(spec)
+    stats.add(block)
+    stats.finish()
+    col = spec.transform(block)["numeric"][:, 0]
     assert abs(col.mean()) < 1e-6 and abs(col.std() - 1) < 1e-5 and col[0] == col[2]
+
+
+def test_fit_statistics_merge_over_blocks_like_one_pass():
+    spec = FeatureSpec(columns=["n", "y"], label="y", numeric=["n"])
+    rng = np.random.default_rng(0)
+    values = rng.normal(3.0, 2.0, 1000)
+    stats = FitStats(spec)
+    for part in np.array_split(values, 7):
+        stats.add({"n": part.astype(np.float32), "y": np.array([b"1"] * len(part), dtype=object)})
+    stats.finish()
+    mean, std = spec.stats["n"]
+    v = values.astype(np.float32).astype(np.float64)
+    assert abs(mean - v.mean()) < 1e-9 and abs(std - v.std()) < 1e-9
+    assert stats.rows == 1000 and stats.positives == 1000
 
 
 def test_config_errors_name_the_problem(tmp_path):
@@ -106,33 +142,35 @@ def test_roc_auc_matches_pairwise_definition_with_ties():
 @pytest.mark.parametrize("model_type", ["wide_deep", "deepfm"])
 def test_train_learns_then_resumes_evaluates_and_predicts(synthetic, model_type):
     cfg = parse_config(_doc(synthetic, model_type))
-    out = io.StringIO()
-    metrics = train(cfg, out=out, progress=io.StringIO())
-    lines = out.getvalue().strip().splitlines()
-    assert json.loads(lines[-1]) == metrics
+    out, log = io.StringIO(), io.StringIO()
+    metrics = train(cfg, out=out, log=log)
+    assert out.getvalue().count("\n") == 1  # stdout: the result only
+    assert json.loads(out.getvalue()) == metrics
     assert metrics["auc"] > 0.8 and metrics["accuracy"] > 0.7
+    assert metrics["train_examples"] == 3000 and metrics["skipped"] == 0
     model_dir = synthetic / "model"
     assert any(f.startswith("model.ckpt-") for f in os.listdir(model_dir))
+    assert {"run_config.json", "features.json"} <= set(os.listdir(model_dir))
 
     # evaluate restores dense variables and tables: same metrics as at the end of training
     out = io.StringIO()
-    again = evaluate(parse_config(_doc(synthetic, model_type)), out=out)
-    assert json.loads(out.getvalue().strip().splitlines()[-1]) == again
+    again = evaluate(parse_config(_doc(synthetic, model_type)), out=out, log=io.StringIO())
+    assert json.loads(out.getvalue()) == again
     assert again["auc"] == metrics["auc"] and again["logloss"] == metrics["logloss"]
 
     # re-running train resumes at the saved step: with the same epochs there is nothing left to do
-    out = io.StringIO()
-    resumed = train(parse_config(_doc(synthetic, model_type)), out=out, progress=io.StringIO())
-    assert "resumed from" in out.getvalue() and "epoch" not in out.getvalue()
+    log = io.StringIO()
+    resumed = train(parse_config(_doc(synthetic, model_type)), out=io.StringIO(), log=log)
+    assert "resumed from" in log.getvalue() and "epoch" not in log.getvalue()
     assert resumed["auc"] == metrics["auc"]
-    out = io.StringIO()
-    train(parse_config(_doc(synthetic, model_type)), epochs=3, out=out, progress=io.StringIO())
-    assert "epoch 3/3" in out.getvalue() and "epoch 2/3" not in out.getvalue()
+    log = io.StringIO()
+    train(parse_config(_doc(synthetic, model_type)), epochs=3, out=io.StringIO(), log=log)
+    assert "epoch 3/3" in log.getvalue() and "epoch 2/3" not in log.getvalue()
 
     preds = synthetic / "preds.txt"
-    n = predict(parse_config(_doc(synthetic, model_type)), str(preds))
+    result = predict(parse_config(_doc(synthetic, model_type)), str(preds), log=io.StringIO())
     p = np.loadtxt(preds)
-    assert n == 1000 and p.shape == (1000,) and ((p > 0) & (p < 1)).all()
+    assert result["predictions"] == 1000 and p.shape == (1000,) and ((p > 0) & (p < 1)).all()
 
 
 def test_model_dir_defaults_to_sparseflow_runs_of_the_config_in_the_working_directory(tmp_path, monkeypatch):
@@ -150,7 +188,7 @@ def test_model_dir_defaults_to_sparseflow_runs_of_the_config_in_the_working_dire
 
 def test_evaluate_without_checkpoint_is_a_clear_error(synthetic):
     with pytest.raises(FileNotFoundError, match="sparseflow train"):
-        evaluate(parse_config(_doc(synthetic)), out=io.StringIO())
+        evaluate(parse_config(_doc(synthetic)), out=io.StringIO(), log=io.StringIO())
 
 
 def test_models_build_from_python():
@@ -184,32 +222,28 @@ def test_dropout_only_in_training_and_embedding_stddev():
         WideDeep(1, 1, 0, dropout=1.0)
 
 
-@pytest.mark.skipif(not os.path.isdir(CRITEO), reason="Criteo 8k sample not present")
-def test_criteo_wide_deep_beats_logistic_regression_floor(tmp_path):
-    # Issue 5's goal is AUC >= 0.735; this config measured 0.7386 (seed 0), 0.7352 mean over seeds 0-4
-    # (0.7386, 0.7392, 0.7321, 0.7344, 0.7316); sklearn LR floor: 0.728 +- 0.02.
-    cfg = load_config("criteo_wide_deep", data_dir=CRITEO)
-    metrics = train(cfg, model_dir=str(tmp_path), out=io.StringIO(), progress=io.StringIO())
-    assert metrics["examples"] == 800
-    assert metrics["auc"] >= 0.735
-
-
-def test_log_buckets_and_min_frequency():
+def test_log_buckets_and_min_frequency(tmp_path):
     spec = FeatureSpec(columns=["n", "c", "y"], label="y", numeric=["n"], categorical=["c"], log_buckets=["n"],
                        min_frequency=2)
-    raw = {"n": ["0", "2", "10", ""], "c": ["a", "a", "b", ""], "y": ["1", "0", "1", "0"]}
-    assert spec._log_bucket(raw, "n") == ["0", "2", "5", ""]  # floor(ln(10)^2) = 5
-    with pytest.raises(ValueError, match="fit"):
-        spec.transform(raw)
-    spec.fit(raw)
-    assert spec.vocab == {"c": ["a"]}
-    test = {"n": ["1", "1", "1"], "c": ["b", "zz", "a"], "y": ["0", "0", "0"]}
-    deep = spec.transform(test).deep  # columns: c, n_log
+    train_block = _block(spec, "0,a,1\n2,a,0\n10,b,1\n,,0\n", tmp_path)
+    with pytest.raises(ValueError, match="not fitted"):
+        spec.transform(train_block)
+    stats = FitStats(spec)
+    stats.add(train_block)
+    stats.finish()
+    assert len(spec.vocab["c"]) == 1  # only "a" was seen twice
+    logs = spec.transform(train_block)["deep"][:, 1]  # deep columns: c, n_log
+    again = spec.transform(_block(spec, "2,a,1\n10,a,1\n12,a,1\n0.5,a,1\n", tmp_path, "u.csv"))["deep"][:, 1]
+    assert logs[1] == again[0] and logs[2] == again[1]  # 2 -> "2"; floor(ln(10)^2) = 5
+    assert again[1] != again[2]  # ln(12)^2 = 6.17 -> bucket 6, ln(10)^2 = 5.30 -> bucket 5
+    assert logs[0] == again[3]  # 0 and 0.5 -> 0
+    test = _block(spec, "1,b,0\n1,zz,0\n1,a,0\n", tmp_path, "v.csv")
+    deep = spec.transform(test)["deep"]
     assert deep[0, 0] == deep[1, 0] != deep[2, 0]  # rare and unseen values share one key
-    again = FeatureSpec(columns=["n", "c", "y"], label="y", numeric=["n"], categorical=["c"], log_buckets=["n"],
+    other = FeatureSpec(columns=["n", "c", "y"], label="y", numeric=["n"], categorical=["c"], log_buckets=["n"],
                         min_frequency=2)
-    again.load_fitted(json.loads(json.dumps(spec.fitted)))
-    assert np.array_equal(again.transform(test).deep, deep)
+    other.load_fitted(json.loads(json.dumps(spec.fitted)))
+    assert np.array_equal(other.transform(test)["deep"], deep)
 
 
 def test_data_dir_argument_is_relative_to_the_working_directory(tmp_path, monkeypatch):

@@ -50,7 +50,10 @@ def in_order(names):
 def test_default_order_is_prune_then_the_optimizing_passes():
     names = [name for name, _ in default_pipeline()]
     assert names[0] == "prune" and in_order(names) and len(set(names)) == len(names)
-    assert [name for name, _ in optional_passes.PASSES][-3:] == ["place", "fuse", "partition"]
+    tail = [name for name, _ in optional_passes.PASSES]
+    tail = tail[tail.index("place"):]
+    assert tail[-1] == "partition"  # fuse, coalesce, remap, group_updates merge nodes of one device
+    assert {"fuse", "coalesce", "remap", "group_updates"} <= set(tail)
 
 
 def test_each_pass_is_logged_with_node_counts():
@@ -69,9 +72,9 @@ def test_each_pass_is_logged_with_node_counts():
 
 
 def test_disabled_passes_are_skipped_and_not_logged():
-    c = ctx(disabled={"cse", "constant_fold", "simplify", "fuse"})
+    c = ctx(disabled={"cse", "constant_fold", "simplify", "remap", "group_updates", "fuse"})
     out = run_pipeline(graph(), c)
-    assert [e[0] for e in c.log] == ["prune", "place", "partition"]
+    assert [e[0] for e in c.log] == ["prune", "place", "coalesce", "partition"]
     assert "c2" in out and out.node("i1").op == "Identity"
 
 

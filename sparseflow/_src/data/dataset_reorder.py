@@ -113,6 +113,13 @@ class ShuffleDataset(_BlockAware):
                 yield s.pack(_gather(pool, out))
                 low = int(buf.min())
                 pool = [p for p in pool if p[0] + p[2] > low]
+            if sum(p[2] for p in pool) > 2 * max(size, len(buf)):
+                # a block stays while any of its rows is in the buffer, and a few rows of each may stay for
+                # long: copy the buffer's rows into one block, so memory is bounded by the buffer, not the input
+                compact = _gather(pool, buf)
+                pool = [(next_id, compact, len(buf))]
+                buf = np.arange(next_id, next_id + len(buf), dtype=np.int64)
+                next_id += len(buf)
         if len(buf):
             yield s.pack(_gather(pool, buf[rng.permutation(len(buf))]))
 

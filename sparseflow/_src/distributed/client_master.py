@@ -36,9 +36,26 @@ def open_session_master(target: str, graph, config):
     """The master of a ``grpc://`` session target (see the module docstring)."""
     server = local_server(target)
     if server is not None:
+        if graph is None:  # Session.reset: the server's master itself
+            return _LocalMasterAdmin(server)
         env = server.master.new_env(config)
-        return MasterSession(f"{secrets.randbits(64):016x}", GraphSource(graph), env, config)
+        master = MasterSession(f"{secrets.randbits(64):016x}", GraphSource(graph), env, config)
+        server.master.in_process_sessions.add(master)  # Reset closes them too
+        return master
     return RemoteMaster(target, graph, config)
+
+
+class _LocalMasterAdmin:
+    """Master-wide calls (Reset) on a server of this process."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def reset(self, containers=None):
+        self.server.master.Reset(master_pb2.ResetRequest(container=list(containers or [])), None)
+
+    def close(self):
+        pass
 
 
 class RemoteMaster:
@@ -97,6 +114,26 @@ class RemoteMaster:
             c = self._graphs[key] = RemoteCallable(self, resp.handle, list(feeds), list(fetches), list(targets))
         return c
 
+    def partial_run_setup(self, feeds, fetches, targets) -> str:
+        if self._closed:
+            raise errors.CancelledError(None, None, "Session has been closed.")
+        self._sync()
+        req = master_pb2.PartialRunSetupRequest(session_handle=self.handle, feed=list(feeds), fetch=list(fetches),
+                                                target=list(targets), request_id=next(_request_ids))
+        return self._client.call("PartialRunSetup", req, timeout=_create_timeout(self.config)).partial_run_handle
+
+    def partial_run(self, handle, feeds, values, fetches) -> list:
+        req = master_pb2.RunStepRequest(session_handle=self.handle, fetch=list(fetches), partial_run_handle=handle,
+                                        request_id=next(_request_ids))
+        for name, v in zip(feeds, values):
+            wire.tensor_to_proto(v, req.feed.add(name=name).tensor)
+        resp = self._client.call("RunStep", req, timeout=_create_timeout(self.config))
+        return [wire.tensor_from_proto(t.tensor, t.name) for t in resp.tensor]
+
+    def reset(self, containers=None):
+        """Closes every session of the master and clears ``containers`` (all when None) on its tasks."""
+        self._client.call("Reset", master_pb2.ResetRequest(container=list(containers or [])))
+
     def list_devices(self):
         from sparseflow._src.runtime.worker import DeviceAttributes
 
@@ -121,7 +158,6 @@ class RemoteCallable:
     """One compiled signature on a remote master."""
 
     direct_plan = None
-    needs_step = True
     partition_irs: dict = {}
     explain_text = "# explain() shows the plan of in-process sessions; this session's master is remote."
 

@@ -164,6 +164,7 @@ class LocalCluster:
                 env = {**os.environ, **self.env, "TF_CONFIG": json.dumps(self.tf_config(task)),
                        "SPARSEFLOW_TASK": task.name}
                 env.setdefault("PYTHONUNBUFFERED", "1")
+                env.setdefault("GRPC_VERBOSITY", "ERROR")  # not gRPC's INFO lines on every closed connection
                 task.process = subprocess.Popen(
                     self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                     start_new_session=True, preexec_fn=preexec)

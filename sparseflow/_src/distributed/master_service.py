@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
+import weakref
 
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.cluster_env import ClusterEnv
@@ -77,6 +78,7 @@ class MasterServicer:
         self._lock = threading.Lock()
         self._callable_ids = itertools.count(1)
         self._requests = RecentRequestIds()
+        self.in_process_sessions: weakref.WeakSet = weakref.WeakSet()  # sessions of clients in this process
 
     def _session(self, handle: str) -> _RemoteSession:
         s = self._sessions.get(handle)
@@ -134,6 +136,8 @@ class MasterServicer:
             sessions, self._sessions = list(self._sessions.values()), {}
         for s in sessions:
             s.master.close()
+        for m in list(self.in_process_sessions):
+            m.close()
         containers = list(req.container) or None
         self.server.worker.cleanup_all(containers)
         for task in self.server.cluster_spec.device_names():
@@ -146,17 +150,25 @@ class MasterServicer:
         return master_pb2.ResetResponse()
 
     def PartialRunSetup(self, req, context):
-        raise errors.UnimplementedError(None, None, "Partial runs are not supported by sparseflow's master yet; run "
-                                                    "the whole signature with Session.run.")
+        self._requests.track(req.request_id, "PartialRunSetup")
+        s = self._session(req.session_handle)
+        handle = s.master.partial_run_setup(list(req.feed), list(req.fetch), list(req.target))
+        return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
 
     # ------------------------------------------------------------------ steps
     def RunStep(self, req, context):
         self._requests.track(req.request_id, "RunStep")
-        if req.partial_run_handle:
-            self.PartialRunSetup(req, context)
         s = self._session(req.session_handle)
         names = [t.name for t in req.feed]
         values = [wire.tensor_from_proto(t.tensor, f"feed {t.name}") for t in req.feed]
+        if req.partial_run_handle:
+            options = req.options if req.HasField("options") else None
+            out = s.master.partial_run(req.partial_run_handle, names, values, list(req.fetch),
+                                       deadline_from(options, s.config), options)
+            resp = master_pb2.RunStepResponse()
+            for name, value in zip(req.fetch, out):
+                wire.tensor_to_proto(value, resp.tensor.add(name=name).tensor)
+            return resp
         graph = s.master.compile(names, list(req.fetch), list(req.target))
         options = req.options if req.HasField("options") else None
         out = self._run(s, graph, values, options)

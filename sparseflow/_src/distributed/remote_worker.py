@@ -1,7 +1,8 @@
 """The worker interface of another task, over gRPC (what masters and rendezvous call).
 
 It offers the calls an in-process ``runtime.worker.Worker`` offers the master, with futures for
-the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``. Every
+the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``, and the
+embedding-table shards' ``table_pull_async`` / ``table_push_async`` (table_service.py). Every
 call has a deadline; a task that cannot be reached is an ``UnavailableError`` naming it.
 
 Example:
@@ -22,6 +23,7 @@ import numpy as np
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.proto import worker_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Client
+from sparseflow._src.distributed.table_service import TableClient
 from sparseflow._src.distributed.worker_service import PROTOCOL_VERSION, error_to_status
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.threads import ElasticPool
@@ -31,13 +33,18 @@ _request_ids = itertools.count(secrets.randbits(40) << 20)
 _CHUNK_POOL = ElasticPool("sparseflow-chunks")
 
 
-class RemoteWorker:
-    """Calls one task's WorkerService (see the module docstring)."""
+class RemoteWorker(TableClient):
+    """Calls one task's WorkerService (see the module docstring); the embedding-table calls
+    (``table_pull_async``, ``table_push_async``) come from ``TableClient``."""
 
     def __init__(self, task: str, address: str, security):
         self.task = task
         self.address = address
         self._client = Client(address, _SERVICE, security, peer_name=f"{task} ({address})")
+
+    @staticmethod
+    def next_request_id() -> int:
+        return next(_request_ids)
 
     # ------------------------------------------------------------------ discovery and sessions
     def get_status(self, timeout: float, wait_for_ready: bool = True) -> worker_pb2.GetStatusResponse:
@@ -57,11 +64,12 @@ class RemoteWorker:
                             10.0)
 
     # ------------------------------------------------------------------ graphs and steps
-    def register_graph(self, handle: str, nodes, library, versions=None) -> str:
+    def register_graph(self, handle: str, nodes, library, versions=None, recv_batches=()) -> str:
         gd = wire.partition_to_graph_def(nodes, library, versions)
-        resp = self._client.call("RegisterGraph", worker_pb2.RegisterGraphRequest(session_handle=handle,
-                                                                                   graph_def=gd))
-        return resp.graph_handle
+        req = worker_pb2.RegisterGraphRequest(session_handle=handle, graph_def=gd)
+        for batch in recv_batches:
+            req.recv_batch.add(recv_node=list(batch))
+        return self._client.call("RegisterGraph", req).graph_handle
 
     def deregister_graph_async(self, handle: str, graph_handle: str):
         self._client.future("DeregisterGraph", worker_pb2.DeregisterGraphRequest(session_handle=handle,
@@ -118,6 +126,37 @@ class RemoteWorker:
                 callback(None, e)
                 return
             callback(value, None)
+
+        f.add_done_callback(done)
+        return lambda: f.rpc.cancel()
+
+    def recv_tensors_async(self, step_id: int, keys, callback):
+        """Pulls several keys of ``step_id`` in one call; ``callback(key, value, error)`` per key (one
+        call with the error if the pull fails); returns a cancel function."""
+        keys = list(keys)
+        req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=keys, request_id=next(_request_ids))
+        f = self._client.future("RecvTensors", req, None)
+
+        def done(fut):
+            try:
+                resp = fut.result()
+                if len(resp.tensor) != len(keys):
+                    raise errors.InternalError(None, None, f"RecvTensors from {self.task}: {len(resp.tensor)} "
+                                                           f"tensors for {len(keys)} keys.")
+            except BaseException as e:  # noqa: BLE001 - handed to the receiver
+                callback(keys[0], None, e)
+                return
+            for key, item in zip(keys, resp.tensor):
+                if item.total_bytes:
+                    _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
+                                       lambda v, e, key=key: callback(key, v, e))
+                    continue
+                try:
+                    value = wire.tensor_from_proto(item.tensor, key)
+                except errors.OpError as e:
+                    callback(key, None, e)
+                    return
+                callback(key, value, None)
 
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()

@@ -25,15 +25,17 @@ Example:
 from __future__ import annotations
 
 import atexit
+import concurrent.futures.thread  # noqa: F401 - its exit hook must be registered before ours (see below)
 import threading
 import weakref
 
+from sparseflow._src.distributed.allocator import keep_large_buffers_in_heap
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 from sparseflow._src.distributed.proto import master_service_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Security, add_service, bind, make_server
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.proto import cluster_pb2
-from sparseflow._src.runtime.devices import DeviceMgr
+from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.worker import Worker
 
 _LOCAL_SERVERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # target -> Server in this process
@@ -68,6 +70,7 @@ class Server:
                  task_wait_seconds: float = DEFAULT_TASK_WAIT_SECONDS, rpc_threads: int = 256):
         if protocol not in (None, "grpc"):
             raise ValueError(f"Server protocol {protocol!r} is not supported; use 'grpc'.")
+        keep_large_buffers_in_heap()  # megabyte RPC buffers without a page fault per page (allocator.py)
         cluster = server_or_cluster_def
         if isinstance(cluster, (dict, cluster_pb2.ClusterDef)):
             cluster = ClusterSpec(cluster)
@@ -92,12 +95,7 @@ class Server:
         self.security = sec
         self.config = config
         self.task_wait_seconds = task_wait_seconds
-        num_cpus = 1
-        if config is not None:
-            try:
-                num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-            except (AttributeError, TypeError):
-                num_cpus = 1
+        num_cpus = cpu_count_of(config)
         self.worker = Worker(DeviceMgr.local(num_cpus, job=job_name, task=self._task_index), self.remote_worker)
         self._remote: dict[str, object] = {}
         self._learned: dict[str, str] = {}  # task -> address of tasks masters told about (not in our spec)
@@ -119,8 +117,8 @@ class Server:
         from sparseflow._src.distributed.worker_service import WorkerServicer
 
         self.master = MasterServicer(self)
-        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"],
-                    WorkerServicer(self.worker, self.learn_cluster))
+        self.worker_service = WorkerServicer(self.worker, self.learn_cluster)  # .table_requests counts table RPCs
+        add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"], self.worker_service)
         add_service(self._grpc, master_service_pb2.DESCRIPTOR.services_by_name["MasterService"], self.master)
         self._started = False
         self._stopped = threading.Event()

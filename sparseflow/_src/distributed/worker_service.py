@@ -16,6 +16,7 @@ import time
 from sparseflow._src.distributed import wire
 from sparseflow._src.distributed.proto import worker_pb2
 from sparseflow._src.distributed.rpc import error_from_status, status_code_of
+from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
 
@@ -94,14 +95,16 @@ def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
     return error_from_status(code, status.message)
 
 
-class WorkerServicer:
-    """Serves one task's ``Worker`` (see the module docstring)."""
+class WorkerServicer(TableServicer):
+    """Serves one task's ``Worker`` (see the module docstring); TablePull / TablePush come from
+    ``TableServicer`` (table_service.py)."""
 
     def __init__(self, worker, learn_cluster=None):
         self.worker = worker
         self.learn_cluster = learn_cluster  # fn(ClusterDef): the server learns tasks a master knows
         self._chunks = ChunkStore()
         self._requests = RecentRequestIds()
+        self._init_table_service()
 
     def GetStatus(self, req, context):
         check_protocol(req.protocol_version, "The caller")
@@ -128,7 +131,8 @@ class WorkerServicer:
         feeds = sorted((n for n in nodes if n.op == FEED_OP), key=lambda n: n.attrs.get("index", 0))
         fetches = sorted((n for n in nodes if n.op == FETCH_OP), key=lambda n: n.attrs.get("index", 0))
         gh = self.worker.register_graph(req.session_handle, nodes, ir.library, [n.name for n in feeds],
-                                        [n.name for n in fetches])
+                                        [n.name for n in fetches],
+                                        [list(b.recv_node) for b in req.recv_batch])
         return worker_pb2.RegisterGraphResponse(graph_handle=gh)
 
     def DeregisterGraph(self, req, context):
@@ -168,33 +172,57 @@ class WorkerServicer:
 
     def RecvTensor(self, req, context):
         self._requests.track(req.request_id, "RecvTensor")
-        box = []
+        value = self._wait_for(req.step_id, [req.rendezvous_key], context)[0]
+        resp = worker_pb2.RecvTensorResponse()
+        self._fill(resp, req.step_id, req.rendezvous_key, value)
+        return resp
+
+    def RecvTensors(self, req, context):
+        self._requests.track(req.request_id, "RecvTensors")
+        keys = list(req.rendezvous_key)
+        values = self._wait_for(req.step_id, keys, context)
+        resp = worker_pb2.RecvTensorsResponse()
+        for key, value in zip(keys, values):
+            self._fill(resp.tensor.add(), req.step_id, key, value)
+        return resp
+
+    def _wait_for(self, step_id: int, keys: list, context) -> list:
+        """The values this task sends under ``keys`` in ``step_id``, once all are there."""
+        box: dict = {}
         ready = threading.Event()
+        lock = threading.Lock()
 
-        def done(value, err):
-            box.append((value, err))
-            ready.set()
+        def done(key, value, err):
+            with lock:
+                box[key] = (value, err)
+                if len(box) == len(keys) or err is not None:
+                    ready.set()
 
-        self.worker.recv_tensor_async(req.step_id, req.rendezvous_key, done)
+        for key in keys:
+            self.worker.recv_tensor_async(step_id, key, lambda v, e, key=key: done(key, v, e))
         while not ready.wait(1.0):
             if not context.is_active():  # the receiver gave up (its step was aborted or it died)
-                self.worker.steps.get(req.step_id).rendezvous.local.abort(errors.CancelledError(
-                    None, None, f"The receiver of {req.rendezvous_key} went away."))
+                self.worker.steps.get(step_id).rendezvous.local.abort(errors.CancelledError(
+                    None, None, f"The receiver of {keys[0]} went away."))
                 ready.wait(1.0)
                 break
-        if not box:
-            raise errors.CancelledError(None, None, f"RecvTensor {req.rendezvous_key} was cancelled.")
-        value, err = box[0]
-        if err is not None:
-            raise err
-        resp = worker_pb2.RecvTensorResponse(send_start_micros=int(time.time() * 1e6))
+        with lock:
+            got = dict(box)
+        for _value, err in got.values():
+            if err is not None:
+                raise err
+        if len(got) != len(keys):
+            raise errors.CancelledError(None, None, f"RecvTensor {keys[0]} was cancelled.")
+        return [got[k][0] for k in keys]
+
+    def _fill(self, resp, step_id: int, key: str, value):
+        resp.send_start_micros = int(time.time() * 1e6)
         if wire.is_chunkable(value):
             raw = wire.tensor_header(value, resp.tensor)
             resp.total_bytes, resp.chunk_bytes = raw.nbytes, wire.CHUNK_BYTES
-            self._chunks.put((req.step_id, req.rendezvous_key), raw, wire.CHUNK_BYTES)
+            self._chunks.put((step_id, key), raw, wire.CHUNK_BYTES)
         else:
             wire.tensor_to_proto(value, resp.tensor)
-        return resp
 
     def RecvTensorChunk(self, req, context):
         data = self._chunks.take((req.step_id, req.rendezvous_key), req.offset)

@@ -20,10 +20,24 @@ and the dense optimizer's update from one backward pass::
     # or: tf.group(dense_opt.minimize(loss), sparseflow.embedding.apply_gradients(loss))
 
 Tables are saved by ``tf.train.Saver()`` (they are SAVEABLE_OBJECTS; with an explicit
-``var_list`` add ``table.saveable``), independently of their sharding; see checkpoint.py for the
+``var_list`` add ``table.saveables``), independently of their sharding; see checkpoint.py for the
 serving export. Several tables over the same ids (a wide and a deep embedding) can share one
 ``unique_keys`` and gather: ``uk = unique_keys(flat_ids); rows = table.pull(uk.keys, uk.counts);
 tf.gather(rows, uk.idx)``; each ``pull`` is recorded for the push all the same.
+
+On a cluster, ``devices=["/job:ps/task:0", "/job:ps/task:1"]`` (or ``devices=None`` under
+``tf.train.replica_device_setter``) shards a table over those tasks by a hash of the key. The
+pulls and pushes then run on the worker as EmbeddingClusterPull / EmbeddingClusterPush ops whose
+kernels send the batch's unique keys, split by owning shard, to the parameter servers (raw bytes,
+one request per task for all the tables of a step: the ``coalesce`` pass merges the lookups of a
+device, and :func:`apply_gradients` pushes all of them with one op); each server creates its shard
+on first use and applies the table's optimizer to the rows it owns::
+
+    with tf.device("/job:worker/task:0"):
+        wide = sparseflow.embedding.EmbeddingTable("wide", 1, devices=ps_tasks)
+        deep = sparseflow.embedding.EmbeddingTable("deep", 16, devices=ps_tasks)
+        logits = model(wide.lookup(ids), deep.lookup(ids))   # one TablePull per ps task
+        train_op = sparseflow.embedding.minimize(loss, tf.train.AdamOptimizer(1e-3), global_step)
 """
 
 from __future__ import annotations
@@ -35,8 +49,10 @@ import zlib
 
 import numpy as np
 
+from sparseflow._src.embedding import cluster_ops as CO
 from sparseflow._src.embedding import config as C
 from sparseflow._src.embedding import embedding_ops as E
+from sparseflow._src.embedding import sharding
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.sparse_tensor import IndexedSlices, SparseTensor
@@ -54,7 +70,8 @@ _LOOKUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # graph -> [L
 @dataclasses.dataclass(frozen=True, eq=False)
 class Lookup:
     """One training pull: ``values`` ([U, dim]) are the rows of ``keys`` ([U]) of part ``part`` of
-    ``table``; ``counts``/``clicks`` (float [U] or [0]) go to the row counters on push."""
+    ``table`` (-1: all shards of a table sharded over tasks); ``counts``/``clicks`` (float [U] or
+    [0]) go to the row counters on push."""
 
     table: EmbeddingTable
     part: int
@@ -100,8 +117,12 @@ class EmbeddingTable:
             until then keys read zeros and their gradients are dropped.
         eviction: ``Eviction(max_age, min_show, every_n_steps, show_decay)``.
         num_shards: hash shards per part (each with its own lock: concurrent pull/push scale).
-        devices: place the table in ``len(devices)`` parts, one per device (keys routed by hash);
-            default one part on the current device.
+        devices: place the table in ``len(devices)`` parts, one per device (keys routed by a hash of
+            the key); default one part on the current device. Devices that name tasks
+            (``["/job:ps/task:0", "/job:ps/task:1"]``) shard the table over those tasks: the
+            pulls and pushes of a step then travel as one TablePull and one TablePush per task for
+            all tables (see sharding.py). With ``devices=None`` under
+            ``tf.device(tf.train.replica_device_setter(...))`` the table gets one shard per ps task.
         seed: row-initializer seed (default: derived from ``name``).
         trainable: when False lookups are never recorded for push.
     """
@@ -130,28 +151,39 @@ class EmbeddingTable:
         self.trainable = bool(trainable)
         self.container = container
         self.graph = graph
-        self.devices = list(devices) if devices else [None]
+        if devices is None:
+            devices = sharding.ps_devices_of_device_stack(graph)
+        self.shard_devices = sharding.shard_devices(devices)  # None: parts on devices of this process
+        self.devices = list(self.shard_devices or devices or [None])
+        params, init_params, evict = self.optimizer.params(), self.initializer[1], self.eviction.attrs()
+        if self.shard_devices:  # float32 values: GraphDef attrs and the shards' config agree exactly
+            params, init_params = sharding.float32_exact(params), sharding.float32_exact(init_params)
+            evict.update(zip(("evict_min_show", "show_decay"),
+                             sharding.float32_exact([evict["evict_min_show"], evict["show_decay"]])))
+            self.config = sharding.config_text(self)
         self.handles = []
         with graph.name_scope(None):
             for p, dev in enumerate(self.devices):
                 part_name = name if len(self.devices) == 1 else f"{name}_part_{p}"
                 with graph.device(dev) if dev is not None else contextlib.nullcontext():
                     self.handles.append(E.table_handle(
-                        part_name, self.dim, self.optimizer.kind, self.optimizer.params(), self.initializer[0],
-                        self.initializer[1], seed=self.seed, min_count=self.admission.min_count,
-                        num_shards=self.num_shards, part=p, num_parts=len(self.devices), container=container,
-                        shared_name=part_name, **self.eviction.attrs()))
+                        part_name, self.dim, self.optimizer.kind, params, self.initializer[0], init_params,
+                        seed=self.seed, min_count=self.admission.min_count, num_shards=self.num_shards, part=p,
+                        num_parts=len(self.devices), container=container, shared_name=part_name, **evict))
         registry[name] = self
         self._stats = self._export = None
         with graph.name_scope(None):
             self.stats_tensor()  # made now: sessions whose graph is finalized can still report
             self.export()
         from sparseflow._src.embedding import checkpoint
-
-        self.saveable = checkpoint.TableSaveable(self)
         from sparseflow._src.framework.graph import GraphKeys
 
-        graph.add_to_collection(GraphKeys.SAVEABLE_OBJECTS, self.saveable)
+        # What a Saver saves: the table (one object), or one object per shard of a table sharded over
+        # tasks, so that a sharded Saver has each task write its own rows.
+        self.saveables = checkpoint.table_saveables(self)
+        self.saveable = self.saveables[0] if len(self.saveables) == 1 and not self.shard_devices else self.saveables
+        for saveable in self.saveables:
+            graph.add_to_collection(GraphKeys.SAVEABLE_OBJECTS, saveable)
 
     @property
     def num_parts(self) -> int:
@@ -162,8 +194,9 @@ class EmbeddingTable:
         return self.optimizer.state_floats(self.dim)
 
     def __repr__(self):
+        where = f" on {', '.join(self.shard_devices)}" if self.shard_devices else ""
         return (f"<EmbeddingTable {self.name!r} dim={self.dim} optimizer={self.optimizer!r} parts={self.num_parts} "
-                f"shards={self.num_shards}>")
+                f"shards={self.num_shards}{where}>")
 
     # ------------------------------------------------------------------ lookups
     def lookup(self, ids, training: bool = True, labels=None, name=None):
@@ -236,6 +269,13 @@ class EmbeddingTable:
         clicks = _empty(dtypes.float32) if clicks is None else math_ops.cast(clicks, dtypes.float32)
         g = get_default_graph()
         record = training and self.trainable
+        if self.shard_devices:  # on this (the worker's) device; the kernel calls the shards' tasks
+            rows = CO.cluster_pull([self.config], [keys], [counts], [self.dim], training=training,
+                                   name=name or f"{self.name}_pull")[0]
+            if record:
+                _LOOKUPS.setdefault(g, []).append(Lookup(self, -1, keys, rows, math_ops.cast(counts, dtypes.float32),
+                                                         clicks))
+            return rows
         if self.num_parts == 1:
             with g.colocate_with(self.handles[0].op):
                 rows = E.table_pull(self.handles[0], keys, counts, self.dim, training=training, name=name)
@@ -267,15 +307,23 @@ class EmbeddingTable:
         """The op applying the optimizer to the rows of ``keys`` of part ``part`` with ``grads``
         ([U, dim] Tensor or IndexedSlices); the learning rate defaults to the optimizer's."""
         g = get_default_graph()
+        if self.shard_devices:  # where the caller is (the worker); the kernel calls the shards' tasks
+            return CO.cluster_push([self.config], *([x] for x in self._push_inputs(keys, grads, counts, clicks,
+                                                                                   learning_rate)),
+                                   name=name or f"{self.name}_push")
         with g.colocate_with(self.handles[part].op):
-            if isinstance(grads, IndexedSlices):
-                grads = nn_segment_ops.unsorted_segment_sum(grads.values, grads.indices, array_ops.size(keys))
-            lr = self.optimizer.learning_rate_tensor() if learning_rate is None else \
-                math_ops.cast(learning_rate, dtypes.float32)
-            counts = _empty(dtypes.float32) if counts is None else math_ops.cast(counts, dtypes.float32)
-            clicks = _empty(dtypes.float32) if clicks is None else math_ops.cast(clicks, dtypes.float32)
-            return E.table_push(self.handles[part], _as_keys(keys), math_ops.cast(grads, dtypes.float32), counts,
-                                clicks, lr, name=name)
+            keys, grads, counts, clicks, lr = self._push_inputs(keys, grads, counts, clicks, learning_rate)
+            return E.table_push(self.handles[part], keys, grads, counts, clicks, lr, name=name)
+
+    def _push_inputs(self, keys, grads, counts, clicks, learning_rate):
+        """(keys, float32 grads [U, dim], counts, clicks, learning rate) tensors of a push."""
+        if isinstance(grads, IndexedSlices):
+            grads = nn_segment_ops.unsorted_segment_sum(grads.values, grads.indices, array_ops.size(keys))
+        lr = self.optimizer.learning_rate_tensor() if learning_rate is None else \
+            math_ops.cast(learning_rate, dtypes.float32)
+        counts = _empty(dtypes.float32) if counts is None else math_ops.cast(counts, dtypes.float32)
+        clicks = _empty(dtypes.float32) if clicks is None else math_ops.cast(clicks, dtypes.float32)
+        return _as_keys(keys), math_ops.cast(grads, dtypes.float32), counts, clicks, lr
 
     # ------------------------------------------------------------------ maintenance ops
     def evict(self, max_age=None, min_show=None, drop_candidates: bool = True, name=None):
@@ -290,7 +338,8 @@ class EmbeddingTable:
         return counts[0] if len(counts) == 1 else math_ops.add_n(counts, name=name)
 
     def stats_tensor(self):
-        """A float64 vector of ``embedding_ops.STATS_FIELDS`` summed over the parts (the step: max)."""
+        """A float64 vector of ``embedding_ops.STATS_FIELDS`` summed over the parts (the step and the
+        stale synchronous pushes, which every part sees alike: their max)."""
         if self._stats is not None:
             return self._stats
         g = self.graph
@@ -304,9 +353,9 @@ class EmbeddingTable:
             from sparseflow._src.ops import math_reduction
 
             stacked = array_ops.stack(parts)
-            is_step = np.array([f == "step" for f in E.STATS_FIELDS], dtype=np.float64)
-            self._stats = math_ops.add(math_reduction.reduce_sum(stacked, 0) * (1.0 - is_step),
-                                       math_reduction.reduce_max(stacked, 0) * is_step, name=f"{self.name}_stats")
+            per_step = np.array([f in ("step", "stale_pushes") for f in E.STATS_FIELDS], dtype=np.float64)
+            self._stats = math_ops.add(math_reduction.reduce_sum(stacked, 0) * (1.0 - per_step),
+                                       math_reduction.reduce_max(stacked, 0) * per_step, name=f"{self.name}_stats")
         return self._stats
 
     def export(self):
@@ -418,19 +467,44 @@ def compute_gradients(loss, tables=None, extra_xs=(), grad_loss=None, **gradient
 
 
 def apply_lookup_gradients(grads_and_lookups, name=None):
-    """One op pushing each (gradient, Lookup) pair to its table part."""
-    pushes = [lk.table.push(lk.keys, g, lk.counts, lk.clicks, part=lk.part) for g, lk in grads_and_lookups]
+    """One op pushing each (gradient, Lookup) pair to its table part. The lookups of tables
+    sharded over tasks are pushed by one EmbeddingClusterPush per device that pulled them (one
+    TablePush per task for all those tables)."""
+    pushes, sharded = [], {}
+    for g, lk in grads_and_lookups:
+        if lk.table.shard_devices:
+            sharded.setdefault(lk.values.op.device, []).append((g, lk))
+        else:
+            pushes.append(lk.table.push(lk.keys, g, lk.counts, lk.clicks, part=lk.part))
+    graph = get_default_graph()
+    for group in sharded.values():
+        with graph.colocate_with(group[0][1].values.op), graph.name_scope("embedding_cluster_push"):
+            inputs = [lk.table._push_inputs(lk.keys, g, lk.counts, lk.clicks, None) for g, lk in group]
+            pushes.append(CO.cluster_push([lk.table.config for _, lk in group], *map(list, zip(*inputs))))
     return core_ops.group(*pushes, name=name or "embedding_push")
 
 
-def apply_gradients(loss, tables=None, name=None):
+def apply_gradients(loss, tables=None, name=None, optimizer=None, global_step=None):
     """An op pushing d``loss``/d(pulled rows) of every training lookup (of ``tables``, default all) to
     the tables. Use beside the dense optimizer:
-    ``tf.group(dense_opt.minimize(loss), sparseflow.embedding.apply_gradients(loss))``."""
+    ``tf.group(dense_opt.minimize(loss), sparseflow.embedding.apply_gradients(loss))``.
+
+    With ``optimizer`` a ``tf.train.SyncReplicasOptimizer`` (and ``global_step``) the rows are
+    trained synchronously instead: the op is that optimizer's worker train op for the tables alone
+    (a model whose dense variables are trained too uses :func:`minimize`, one synchronous step for
+    both; see sync.py)."""
+    from sparseflow._src.embedding import sync
+
+    if optimizer is not None and not sync.trains_tables_synchronously(optimizer):
+        raise TypeError(f"apply_gradients(optimizer=...) takes a tf.train.SyncReplicasOptimizer (tables trained in "
+                        f"its synchronous steps), got {optimizer!r}; tables train with their own optimizers, dense "
+                        f"variables with sparseflow.embedding.minimize(loss, optimizer).")
     pairs, _ = compute_gradients(loss, tables)
     if not pairs:
         raise ValueError(f"No embedding lookup of {'the given tables' if tables else 'this graph'} reaches the loss "
                          f"{loss}: nothing to push.")
+    if optimizer is not None:
+        return optimizer.apply_gradients_with_tables([], pairs, global_step=global_step, name=name)
     return apply_lookup_gradients(pairs, name=name)
 
 
@@ -439,7 +513,13 @@ def minimize(loss, optimizer=None, global_step=None, var_list=None, tables=None,
     """One training op from one backward pass: ``optimizer`` (a ``tf.train`` optimizer) updates the
     dense ``var_list`` (default: trainable variables) and every table (default: all with training
     lookups in the graph) gets its rows' gradients. ``global_step`` is incremented once (after the
-    dense update when there is one). The other arguments are ``Optimizer.minimize``'s."""
+    dense update when there is one). The other arguments are ``Optimizer.minimize``'s.
+
+    With a ``tf.train.SyncReplicasOptimizer`` the tables take part in its synchronous steps: each
+    worker's row gradients are accumulated by key on the table part owning them, and the chief
+    applies their average once per global step (with each table's own optimizer), before it
+    releases the workers' tokens; stale and backup workers' pushes are dropped (see sync.py)."""
+    from sparseflow._src.embedding import sync
     from sparseflow._src.ops.variables import trainable_variables
 
     g = get_default_graph()
@@ -447,10 +527,13 @@ def minimize(loss, optimizer=None, global_step=None, var_list=None, tables=None,
     pairs, dense_grads = compute_gradients(loss, tables, extra_xs=[v._ref() for v in dense], grad_loss=grad_loss,
                                            aggregation_method=aggregation_method,
                                            colocate_gradients_with_ops=colocate_gradients_with_ops)
+    gv = [(gr, v) for gr, v in zip(dense_grads, dense) if gr is not None]
+    if sync.trains_tables_synchronously(optimizer) and (pairs or gv):
+        return optimizer.apply_gradients_with_tables(gv, pairs, global_step=global_step,
+                                                     name=name or "embedding_minimize")
     ops = []
     if pairs:
         ops.append(apply_lookup_gradients(pairs))
-    gv = [(gr, v) for gr, v in zip(dense_grads, dense) if gr is not None]
     if gv:
         ops.append(optimizer.apply_gradients(gv, global_step=global_step))
     elif global_step is not None:

@@ -13,9 +13,16 @@ Its tensors, whatever the number of parts and shards::
     <name>/step       int64   []           the table's step counter
     <name>/optimizer  string  []           optimizer kind; restore refuses another one
 
-Restoring routes every key to the part and shard that owns it in the *restoring* table, so a
-checkpoint restores into any number of parts (devices) and shards. :func:`save_tables` /
-:func:`restore_tables` write and read the same tensors without a Saver.
+A table sharded over tasks (``devices=["/job:ps/task:0", ...]``) is saved shard by shard: one
+saveable per shard, on its task, whose tensors are ``<name>/part-PPPPP-of-NNNNN/<field>`` (plus
+one ``<name>/optimizer``). A sharded Saver (``Saver(sharded=True)``, what
+``MonitoredTrainingSession`` builds) therefore has every parameter server write its own rows, in
+parallel, and no row crosses the wire; a non-sharded Saver gathers each shard's tensors on the
+saving task. Restoring reads the checkpoint on each restoring part (kernels/embedding_restore.py),
+whatever its layout, and routes every key to the part and shard that owns it in the *restoring*
+table, so a checkpoint restores into any number of parts (devices, tasks) and shards, and a table
+saved by one process restores into a cluster and back. :func:`save_tables` /
+:func:`restore_tables` write and read the whole-table tensors without a Saver.
 
 **Serving export** (``export_for_serving``): one file mapping ``key -> embedding``, no pickle::
 
@@ -45,11 +52,13 @@ from sparseflow._src.embedding import embedding_ops as E
 from sparseflow._src.framework import dtypes, errors
 from sparseflow._src.framework.tensor_bundle import BundleReader, BundleWriter
 from sparseflow._src.framework.tensor_conversion import convert_to_tensor
+from sparseflow._src.kernels.embedding_restore import shard_prefix
 from sparseflow._src.ops import core_ops
 from sparseflow._src.training.checkpoint.saveable import SaveableObject, SaveSpec
 from sparseflow._src.training.session.session_run_hook import SessionRunHook
 
-__all__ = ["TableSaveable", "save_tables", "restore_tables", "export_for_serving", "load_serving",
+__all__ = ["TableSaveable", "TableShardSaveable", "table_saveables",
+           "save_tables", "restore_tables", "export_for_serving", "load_serving",
            "ServingTable", "ServingExportHook", "SERVING_MAGIC"]
 
 _FIELDS = ("keys", "values", "state", "show", "click", "seen", "step")
@@ -88,6 +97,66 @@ class TableSaveable(SaveableObject):
             with g.colocate_with(h.op):
                 ops.append(E.table_import(h, *restored_tensors, validate_only=validate_only))
         return ops
+
+    reads_checkpoint = True  # a Saver has every part read the checkpoint, whatever its layout
+
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
+        """Every part reads the checkpoint itself, whole or saved shard by shard (see the module
+        docstring)."""
+        return _restore_parts(self.table, range(self.table.num_parts), filename_tensor, validate_only)
+
+
+class TableShardSaveable(SaveableObject):
+    """Shard ``part`` of a table sharded over tasks: its rows, saved on its own task under
+    ``<name>/part-PPPPP-of-NNNNN/...`` (shard 0 adds ``<name>/optimizer``)."""
+
+    def __init__(self, table, part):
+        h = table.handles[part]
+        where = shard_prefix(table.name, part, table.num_parts)
+        with table.graph.colocate_with(h.op), table.graph.name_scope(None):
+            exported = E.table_export(h, table.dim, table.state_width, name=f"{table.name}_export_part_{part}")
+            specs = [SaveSpec(t, "", f"{where}/{f}", device=h.device) for f, t in zip(_FIELDS, exported)]
+            if part == 0:
+                kind = convert_to_tensor(np.array(table.optimizer.kind.encode(), dtype=object), dtypes.string,
+                                         name=f"{table.name}_optimizer_kind")
+                specs.append(SaveSpec(kind, "", f"{table.name}/optimizer", device=h.device))
+        super().__init__(h, specs, where)
+        self.table, self.part = table, part
+
+    reads_checkpoint = True  # its saved names depend on the sharding it was saved with
+
+    def restore(self, restored_tensors, restored_shapes):
+        """Loads the rows of this shard's own saved tensors, read by name (only a checkpoint of the
+        same sharding has them); a Saver uses ``restore_from_checkpoint``, which reads any."""
+        del restored_shapes
+        args = list(restored_tensors[:len(_FIELDS)]) + [self.table.optimizer.kind]
+        with self.table.graph.colocate_with(self.op.op):
+            return E.table_import(self.op, *args, name=f"{self.table.name}_restore_part_{self.part}")
+
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
+        return _restore_parts(self.table, [self.part], filename_tensor, validate_only)
+
+
+def _restore_parts(table, parts, filename_tensor, validate_only):
+    """The restore op of the table's ``parts`` (with ``validate_only``: the list of check ops)."""
+    g = table.graph
+    ops = []
+    for p in parts:
+        h = table.handles[p]
+        with g.colocate_with(h.op):
+            what = "check" if validate_only else "restore"
+            ops.append(E.table_restore(h, filename_tensor, table.name, validate_only=validate_only,
+                                       name=f"{table.name}_{what}_part_{p}"))
+    if validate_only:
+        return ops
+    return ops[0] if len(ops) == 1 else core_ops.group(*ops, name=f"{table.name}_restore")
+
+
+def table_saveables(table) -> list:
+    """The SaveableObjects of ``table``: one, or one per shard of a table sharded over tasks."""
+    if table.shard_devices:
+        return [TableShardSaveable(table, p) for p in range(table.num_parts)]
+    return [TableSaveable(table)]
 
 
 def _parts(table_or_parts, sess=None):

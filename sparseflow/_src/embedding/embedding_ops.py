@@ -8,6 +8,7 @@ EmbeddingTablePull         ``keys [U] -> values [U, dim]``; inserts unseen keys 
 EmbeddingTablePush         applies the table optimizer to the rows of ``keys`` with ``grads``
 EmbeddingTableExport       all rows, sorted by key (for checkpoints and serving)
 EmbeddingTableImport       replaces the rows with those of this part among the given keys
+EmbeddingTableRestore      replaces the rows with those of this part in a checkpoint (any layout)
 EmbeddingTableEvict        one eviction pass; returns the number of rows evicted
 EmbeddingTableStats        float64 vector, see STATS_FIELDS
 EmbeddingUniqueKeys        ``keys [N] -> (unique [U] (first-appearance order), idx [N], counts [U])``
@@ -29,11 +30,11 @@ from sparseflow._src.framework.op_def import register_op
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.framework.tensor_shape import TensorShape
 
-__all__ = ["table_handle", "table_pull", "table_push", "table_export", "table_import", "table_evict",
+__all__ = ["table_handle", "table_pull", "table_push", "table_export", "table_import", "table_restore", "table_evict",
            "table_stats", "unique_keys", "part_index", "STATS_FIELDS"]
 
 STATS_FIELDS = ("keys", "candidates", "memory_bytes", "step", "dropped_gradients", "evicted", "admitted",
-                "capacity", "row_capacity")
+                "capacity", "row_capacity", "stale_pushes")
 
 _SCALAR = TensorShape([])
 _VEC = TensorShape([None])
@@ -67,6 +68,8 @@ register_op("EmbeddingTableImport", inputs=["table_handle: resource", "keys: uin
                                             "show: float", "click: float", "seen: int64", "step: int64",
                                             "optimizer: string"],
             outputs=[], attrs=["validate_only: bool = false"], shape_fn=lambda op: [], is_stateful=True)
+register_op("EmbeddingTableRestore", inputs=["table_handle: resource", "prefix: string"], outputs=[],
+            attrs=["table_name: string", "validate_only: bool = false"], shape_fn=lambda op: [], is_stateful=True)
 register_op("EmbeddingTableEvict", inputs=["table_handle: resource", "max_age: int64", "min_show: float"],
             outputs=["num_evicted: int64"], attrs=["drop_candidates: bool = true"],
             shape_fn=lambda op: [_SCALAR], is_stateful=True)
@@ -121,6 +124,15 @@ def table_import(handle, keys, values, state, show, click, seen, step, optimizer
     attrs = {"validate_only": True} if validate_only else {}
     return apply_op("EmbeddingTableImport", [handle, keys, values, state, show, click, seen, step, optimizer], attrs,
                     name=name or "EmbeddingTableImport")
+
+
+def table_restore(handle, prefix, table_name, validate_only=False, name=None):
+    """Replaces the rows of the part with those of its keys in the checkpoint ``prefix``, which
+    holds table ``table_name`` whole or shard by shard, saved from any number of shards; with
+    ``validate_only`` it reads and checks them (optimizer, shapes) and loads nothing."""
+    return apply_op("EmbeddingTableRestore", [handle, prefix], {"table_name": table_name,
+                                                                "validate_only": bool(validate_only)},
+                    name=name or "EmbeddingTableRestore")
 
 
 def table_evict(handle, max_age=-2, min_show=-1.0, drop_candidates=True, name=None):

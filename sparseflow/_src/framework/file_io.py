@@ -280,10 +280,10 @@ def atomic_write_string_to_file(filename, contents, overwrite=True):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    _fsync_dir(os.path.dirname(path))
+    fsync_dir(os.path.dirname(path))
 
 
-def _fsync_dir(directory: str):
+def fsync_dir(directory: str):
     """Makes a rename in ``directory`` durable (best effort: not every file system allows it)."""
     try:
         fd = os.open(directory or ".", os.O_RDONLY)

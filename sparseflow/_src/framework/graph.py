@@ -345,7 +345,7 @@ class Graph:
                 else:
                     self._apply_device(op)
             except BaseException:
-                _detach(op)  # an op that is not added leaves no trace in its inputs
+                detach_op(op)  # an op that is not added leaves no trace in its inputs
                 raise
             self._add_op(op)
             return op
@@ -556,7 +556,7 @@ def _graph_of(values):
     return default
 
 
-def _detach(op):
+def detach_op(op):
     """Takes ``op`` out of the consumer lists of its inputs and control inputs."""
     for t in op._inputs:
         if op in t._consumers:

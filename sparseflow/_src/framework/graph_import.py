@@ -27,7 +27,7 @@ import contextlib
 import re
 
 from sparseflow._src.framework import errors
-from sparseflow._src.framework.graph import get_default_graph
+from sparseflow._src.framework.graph import detach_op, get_default_graph
 from sparseflow._src.framework.graph_io import (
     FuncRef,
     arg_dtypes,
@@ -334,12 +334,7 @@ def _remove_ops(graph, ops):
         return
     gone = set(ops)
     for op in reversed(ops):
-        for t in op._inputs:
-            if op in t._consumers:
-                t._consumers.remove(op)
-        for c in op._control_inputs:
-            if op in c._control_outputs:
-                c._control_outputs.remove(op)
+        detach_op(op)
         graph._nodes_by_name.pop(op.name, None)
     graph._nodes_in_order = [o for o in graph._nodes_in_order if o not in gone]
     graph._mutated()

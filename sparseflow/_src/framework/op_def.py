@@ -14,6 +14,10 @@ Argument specs: ``name: T`` (type from attr T), ``name: float`` (fixed type),
 type, int, float, bool, string, shape, tensor, func, list(...), or a set of allowed values
 ``{float, double}`` / ``{'SAME', 'VALID'}``; ``int >= 1`` gives a minimum.
 
+``coalescable=True`` lets the ``coalesce`` graph pass merge independent nodes of the op on one
+device into one node (ops that send one request per run to other tasks); such an op has only list
+arguments and only list attrs besides the list lengths (see passes/coalesce.py).
+
 The shape fn receives the new Operation (inputs, attrs and ``op.inputs[i]`` static shapes are
 available) and returns one TensorShape (or shape-like) per output; returning None means
 "unknown" for every output.
@@ -70,13 +74,14 @@ class OpDef:
     allows_uninitialized_input: bool = False
     doc: str = ""
     site: str = ""
+    coalescable: bool = False
 
 
 _OPS = Registry("op definition")
 
 _ARG_RE = re.compile(r"^\s*(\w+)\s*:\s*(.+?)\s*$")
 _LIST_RE = re.compile(r"^(\w+)\s*\*\s*(\w+)$")
-_REF_RE = re.compile(r"^Ref\((\w+)\)$")
+_REF_RE = re.compile(r"^Ref\((\w+|\w+\s*\*\s*\w+)\)$")  # Ref(T), or a list of refs Ref(N * T)
 
 
 def _parse_type_name(s: str) -> dtypes.DType | None:
@@ -211,7 +216,7 @@ def _parse_attr(spec: str) -> AttrDef:
 
 
 def register_op(name: str, inputs=(), outputs=(), attrs=(), shape_fn=None, is_stateful=False,
-                allows_uninitialized_input=False, doc: str = "") -> OpDef:
+                allows_uninitialized_input=False, doc: str = "", coalescable: bool = False) -> OpDef:
     """Declares op type ``name``. A second declaration of the same name is an error naming both."""
     attr_defs = {}
     for spec in attrs:
@@ -223,9 +228,24 @@ def register_op(name: str, inputs=(), outputs=(), attrs=(), shape_fn=None, is_st
     site = f"{frame.filename}:{frame.lineno}"
     op_def = OpDef(name, [_parse_arg(s, attr_defs) for s in inputs],
                    [_parse_arg(s, attr_defs) for s in outputs], attr_defs, shape_fn,
-                   is_stateful, allows_uninitialized_input, doc, site)
+                   is_stateful, allows_uninitialized_input, doc, site, coalescable)
+    if coalescable:
+        _check_coalescable(op_def)
     _OPS.register(name, op_def, site)
     return op_def
+
+
+def _check_coalescable(op_def: OpDef):
+    counts = set()
+    for arg in list(op_def.input_args) + list(op_def.output_args):
+        if not arg.is_list:
+            raise ValueError(f"{op_def.name} cannot be coalescable: its argument {arg.name!r} is not a list.")
+        if arg.number_attr:
+            counts.add(arg.number_attr)
+    for name, a in op_def.attrs.items():
+        if name not in counts and not a.type.startswith("list("):
+            raise ValueError(f"{op_def.name} cannot be coalescable: attr {name!r} ({a.type}) is neither a list length "
+                             f"nor a per-member list.")
 
 
 def get_op_def(name: str) -> OpDef:

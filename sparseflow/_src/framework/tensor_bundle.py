@@ -51,6 +51,7 @@ import numpy as np
 
 from sparseflow._src.framework import dtypes, errors, tensor_codec
 from sparseflow._src.framework.bundle_index import FORMAT_VERSION, crc32, data_loss, parse_index, serialize_index
+from sparseflow._src.framework.file_io import fsync_dir
 from sparseflow._src.framework.graph_io import shape_from_proto, shape_to_proto
 from sparseflow._src.framework.proto.tensor_bundle_pb2 import BundleEntryProto, BundleHeaderProto
 
@@ -91,19 +92,6 @@ def bundle_files(prefix) -> list[str]:
     out = [os.path.join(d, n) for n in names
            if n == base + ".index" or (n.startswith(base + ".data-") and ".tempstate" not in n)]
     return sorted(out)
-
-
-def _fsync_dir(directory: str):
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _temp_name(final: str) -> str:
@@ -164,7 +152,7 @@ def _commit(prefix: str, moves: list, header: BundleHeaderProto, entries: list):
                 set_aside.append((previous_data_path(dst, shard_id), dst))
         for src, dst in moves:
             os.replace(src, dst)
-        _fsync_dir(directory)
+        fsync_dir(directory)
         os.replace(tmp_index, final_index)
     except BaseException:
         _remove_quietly(tmp_index)
@@ -174,7 +162,7 @@ def _commit(prefix: str, moves: list, header: BundleHeaderProto, entries: list):
             except OSError:
                 pass  # the old index still finds its data under the .prev name
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
     keep = {dst for _, dst in moves} | {final_index}
     for path in bundle_files(prefix):
         if path not in keep:

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from sparseflow._src.grad.gradients_util import input_needs_gradient
 from sparseflow._src.grad.math_grad_util import conj, dense, unbroadcast
 from sparseflow._src.grad.registry import RegisterGradient
 from sparseflow._src.ops import array_ops, math_ops
@@ -37,13 +38,18 @@ def _mat_mul_grad(op, grad):
     a, b = conj(op.inputs[0]), conj(op.inputs[1])
     g = dense(grad)
     if not t_a and not t_b:
-        return [_mat_mul(g, b, transpose_b=True, grad_a=True), _mat_mul(a, g, transpose_a=True, grad_b=True)]
-    if not t_a and t_b:
-        return [_mat_mul(g, b, grad_a=True), _mat_mul(g, a, transpose_a=True, grad_b=True)]
-    if t_a and not t_b:
-        return [_mat_mul(b, g, transpose_b=True, grad_a=True), _mat_mul(a, g, grad_b=True)]
-    return [_mat_mul(b, g, transpose_a=True, transpose_b=True, grad_a=True),
-            _mat_mul(g, a, transpose_a=True, transpose_b=True, grad_b=True)]
+        grads = [lambda: _mat_mul(g, b, transpose_b=True, grad_a=True),
+                 lambda: _mat_mul(a, g, transpose_a=True, grad_b=True)]
+    elif not t_a and t_b:
+        grads = [lambda: _mat_mul(g, b, grad_a=True), lambda: _mat_mul(g, a, transpose_a=True, grad_b=True)]
+    elif t_a and not t_b:
+        grads = [lambda: _mat_mul(b, g, transpose_b=True, grad_a=True), lambda: _mat_mul(a, g, grad_b=True)]
+    else:
+        grads = [lambda: _mat_mul(b, g, transpose_a=True, transpose_b=True, grad_a=True),
+                 lambda: _mat_mul(g, a, transpose_a=True, transpose_b=True, grad_b=True)]
+    # An input no x of this gradients call depends on (a placeholder of data) gets no product, as in
+    # TensorFlow (whose gating would otherwise force it to run).
+    return [make() if input_needs_gradient(op, i) else None for i, make in enumerate(grads)]
 
 
 def _batch_mat_mul_grads(x, y, grad, adj_x, adj_y):

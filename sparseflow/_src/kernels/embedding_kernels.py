@@ -126,7 +126,7 @@ def _evict(node):
 def _stats(node):
     # the order of embedding_ops.STATS_FIELDS
     fields = ("keys", "candidates", "memory_bytes", "step", "dropped_gradients", "evicted", "admitted", "capacity",
-              "row_capacity")
+              "row_capacity", "stale_pushes")
 
     def compute(res):
         s = res.stats()

@@ -17,7 +17,8 @@ Example:
     >>> keys = np.array([7, 2**64 - 1], dtype=np.uint64)
     >>> t.pull(keys).tolist()
     [[0.5, 0.5], [0.5, 0.5]]
-    >>> t.push(keys, np.ones((2, 2), np.float32), learning_rate=0.25)
+    >>> t.push(keys, np.ones((2, 2), np.float32), learning_rate=0.25)  # keys whose gradient was dropped (no row)
+    0
     >>> t.pull(keys).tolist(), t.size()
     ([[0.25, 0.25], [0.25, 0.25]], 2)
 """
@@ -301,6 +302,7 @@ class EmbeddingTableResource:
         self.evicted = 0
         self.admitted = 0  # candidates that became rows
         self._since_evict = 0
+        self.grad_accumulator = None  # synchronous training's per-step pushes (embedding_sync.py), on first use
 
     # ------------------------------------------------------------------ routing
     def _route(self, keys):
@@ -352,7 +354,8 @@ class EmbeddingTableResource:
     def push(self, keys, grads, counts=None, clicks=None, learning_rate: float = 0.01):
         """Applies the table's optimizer to the rows of ``keys`` with ``grads`` ([n, dim]; rows of
         duplicate keys are summed), adds ``counts`` to show (1 each when None) and ``clicks`` to
-        click, then advances the table step (and evicts when the spec says so)."""
+        click, then advances the table step (and evicts when the spec says so). Returns the number
+        of distinct keys whose gradient was dropped (no row)."""
         keys = self._keys(keys)
         grads = np.asarray(grads)
         if grads.shape != (keys.shape[0], self.spec.dim):
@@ -387,6 +390,7 @@ class EmbeddingTableResource:
             due = spec.evict_every_n_steps > 0 and self._since_evict >= spec.evict_every_n_steps
         if due:
             self.evict()
+        return dropped
 
     def evict(self, max_age=None, min_show=None, drop_candidates=True, decay=None):
         """One eviction pass (defaults from the spec); returns the number of rows evicted.
@@ -431,7 +435,8 @@ class EmbeddingTableResource:
                 "bytes_per_key": self.bytes_per_key(), "raw_bytes_per_key": self.spec.raw_bytes_per_key,
                 "step": self.step, "dropped_gradients": self.dropped, "evicted": self.evicted,
                 "admitted": self.admitted, "capacity": sum(s.capacity for s in self.shards),
-                "row_capacity": sum(s.row_capacity for s in self.shards)}
+                "row_capacity": sum(s.row_capacity for s in self.shards),
+                "stale_pushes": self.grad_accumulator.stale if self.grad_accumulator is not None else 0}
 
     # ------------------------------------------------------------------ export / import
     def export(self):

@@ -13,7 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels import parallel_gemm
 from sparseflow._src.kernels.registry import register_kernel
+
+_GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # BLAS GEMMs: blocked on the intra-op pool
 
 
 def _shape(v) -> str:
@@ -41,7 +44,7 @@ def _matmul(node):
         a2, b2 = (a.T if ta else a), (b.T if tb else b)
         if a2.shape[1] != b2.shape[0]:
             raise _invalid(f"Matrix size-incompatible: In[0]: {_shape(a)}, In[1]: {_shape(b)}")
-        r = np.matmul(a2, b2)
+        r = parallel_gemm.matmul(a2, b2) if a2.dtype == b2.dtype and a2.dtype in _GEMM_DTYPES else np.matmul(a2, b2)
         return r if r.dtype == out else r.astype(out)
 
     return compute

@@ -11,7 +11,15 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels import parallel_gemm
 from sparseflow._src.kernels.registry import register_kernel
+
+
+def _gemm(a, b):
+    """``a @ b`` of 2-D arrays; float32/float64 products of one dtype on the intra-op pool."""
+    if a.dtype == b.dtype and a.dtype in (np.float32, np.float64) and a.ndim == b.ndim == 2:
+        return parallel_gemm.matmul(a, b)
+    return a @ b
 
 
 def invalid(msg):
@@ -166,7 +174,7 @@ def _conv2d(node):
             rows = n * win.out_h * win.out_w
             fw = f.astype(wt, copy=False)
             if groups == 1:
-                out = (pt.reshape(rows, kh * kw * c) @ fw.reshape(kh * kw * c, cout)).reshape(out.shape)
+                out = _gemm(pt.reshape(rows, kh * kw * c), fw.reshape(kh * kw * c, cout)).reshape(out.shape)
             else:
                 for gi, go in _group_slices(groups, fin, cout):
                     cols = pt[..., gi].reshape(rows, kh * kw * fin)
@@ -207,7 +215,7 @@ def _conv2d_backprop_input(node):
         cols = np.zeros((rows, kh, kw, c), wt)
         fw = f.astype(wt, copy=False)
         for gi, go in _group_slices(groups, fin, cout):
-            part = dyh[..., go].reshape(rows, -1) @ fw[..., go].reshape(kh * kw * fin, -1).T
+            part = _gemm(dyh[..., go].reshape(rows, -1), fw[..., go].reshape(kh * kw * fin, -1).T)
             cols[..., gi] = part.reshape(rows, kh, kw, fin)
         cols = cols.reshape(n, win.out_h, win.out_w, kh, kw, c)
         dxp = np.zeros((n, win.pad_h, win.pad_w, c), wt)
@@ -240,7 +248,7 @@ def _conv2d_backprop_filter(node):
             pt = win.patches(win.pad(xh.astype(wt, copy=False)))
             for gi, go in _group_slices(groups, fin, cout):
                 cols = pt[..., gi].reshape(rows, kh * kw * fin)
-                df[..., go] = (cols.T @ dyh[..., go].reshape(rows, -1)).reshape(kh, kw, fin, -1)
+                df[..., go] = _gemm(cols.T, dyh[..., go].reshape(rows, -1)).reshape(kh, kw, fin, -1)
         return df.astype(dt, copy=False)
 
     return compute

@@ -10,6 +10,7 @@ import numpy as np
 from sparseflow._src.framework import errors
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
     nn_conv_kernels,
+    nn_fused_kernels,
     nn_misc_kernels,
     nn_pool_kernels,
     nn_segment_kernels,

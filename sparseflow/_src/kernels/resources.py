@@ -24,7 +24,7 @@ class VariableRef:
     so a value read earlier in a step is never changed by a later assignment.
     """
 
-    __slots__ = ("name", "dtype", "shape", "value", "lock")
+    __slots__ = ("name", "dtype", "shape", "value", "lock", "writer")
 
     def __init__(self, name: str, dtype=None, shape=None):
         self.name = name
@@ -32,6 +32,7 @@ class VariableRef:
         self.shape = shape
         self.value = None
         self.lock = threading.Lock()
+        self.writer = None  # the private buffers (kernels/var_buffers.py) whose array ``value`` is
 
     def read(self):
         v = self.value
@@ -47,6 +48,7 @@ class VariableRef:
 
     def assign(self, value):
         self.value = value
+        self.writer = None
         return self
 
     def __repr__(self):

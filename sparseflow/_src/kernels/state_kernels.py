@@ -1,8 +1,10 @@
 """CPU kernels of reference variables: VariableV2, Assign*, Scatter*, IsVariableInitialized, CountUpTo.
 
 A variable's storage is a ``VariableRef`` in the device's ResourceMgr. Updates never write into
-the stored array: they compute a new array and swap it in under the variable's lock, so a value
-read earlier in a step (or fetched by the user) never changes. Stored arrays are read-only.
+the stored array: they write into the kernel node's private buffer and swap it in under the
+variable's lock (``var_buffers``), so a value read earlier in a step (or fetched by the user)
+never changes, and stored arrays are read-only. A ``Scatter*`` update costs O(rows it writes):
+the buffer is one update behind and is caught up by copying the rows that update changed.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 from sparseflow._src.kernels.resources import VariableRef
+from sparseflow._src.kernels.var_buffers import Buffers, publish, retire, take_spare
 
 
 def _bad(message: str) -> errors.InvalidArgumentError:
@@ -54,21 +58,53 @@ def _is_initialized(node):
     return lambda ref: np.bool_(ref.is_initialized)
 
 
+def _buffers(table: dict, ref: VariableRef) -> Buffers:
+    st = table.get(ref)
+    if st is None:
+        st = table[ref] = Buffers(1)
+    return st
+
+
+def _replace(buffers: dict, ref: VariableRef, np_dtype, write, rows=None, fill: bool = True) -> None:
+    """Under ``ref.lock``: ``write(buffer, old)`` into this node's buffer holding ``ref``'s value
+    (only the ``rows`` it changes need catching up next time; None: any element), then swaps the
+    buffer in. Callers hold no reference to the old value, so it can become the next buffer."""
+    dtype = np.dtype(np_dtype)
+    st = _buffers(buffers, ref)
+    olds = [ref.value]
+    new = take_spare(st, 0, ref, olds[0], dtype, rows_valid=rows is not None, fill=fill)
+    try:
+        write(new, olds[0])
+    except BaseException:
+        st.spares[0] = None  # partly written: never reused
+        raise
+    publish([ref], st, [new], dtype)
+    st.rows = rows
+    retire(st, olds)
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, np.ndarray) and v.ndim > 0
+
+
 @register_kernel("Assign")
 def _assign(node):
     validate = node.attrs.get("validate_shape", True)
     np_dtype = node.attrs["T"].as_numpy_dtype
+    buffers: dict = {}
 
     def compute(ref, value):
         with ref.lock:
-            if validate:
-                old = ref.value
-                lhs = np.shape(old) if old is not None else ref.shape
-                if lhs is not None and tuple(lhs) != np.shape(value):
-                    raise _bad(
-                        f"Assign requires shapes of both tensors to match. lhs shape= "
-                        f"{_fmt_shape(lhs)} rhs shape= {_fmt_shape(np.shape(value))}")
-            _store(ref, value, np_dtype)
+            shape = np.shape(ref.value) if ref.value is not None else ref.shape
+            if validate and shape is not None and tuple(shape) != np.shape(value):
+                raise _bad(
+                    f"Assign requires shapes of both tensors to match. lhs shape= "
+                    f"{_fmt_shape(shape)} rhs shape= {_fmt_shape(np.shape(value))}")
+            if _is_array(ref.value) and ref.value.shape == np.shape(value):
+                _replace(buffers, ref, np_dtype, lambda new, old: np.copyto(new, value, casting="unsafe"),
+                         fill=False)
+            else:
+                _store(ref, value, np_dtype)
         return ref
 
     return compute
@@ -77,6 +113,7 @@ def _assign(node):
 def _dense_update(fn):
     def factory(node):
         np_dtype = node.attrs["T"].as_numpy_dtype
+        buffers: dict = {}
 
         def compute(ref, value):
             with ref.lock:
@@ -88,7 +125,13 @@ def _dense_update(fn):
                     raise _bad(
                         f"Parameters and update must be the same size: {_fmt_shape(np.shape(old))} "
                         f"vs. {_fmt_shape(np.shape(value))}")
-                _store(ref, fn(old, value), np_dtype)
+                if not _is_array(old):
+                    _store(ref, fn(old, value), np_dtype)
+                    return ref
+                del old  # the old value may become this node's next buffer
+                value = np.asarray(value, dtype=np_dtype)
+                _replace(buffers, ref, np_dtype, lambda new, old: fn(old, value, out=new, casting="unsafe"),
+                         fill=False)
             return ref
 
         return compute
@@ -106,8 +149,33 @@ def _trunc_div(a, b):
     return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
 
 
+_ROW_LOOP_KINDS = {"update": 0, "add": 1, "sub": 2}
+_ROW_LOOP_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+@cached_njit(nogil=True)
+def _scatter_rows(arr, idx, upd, op):
+    """``arr[idx[r]] (=, +=, -=) upd[r]`` for r in order (op 0, 1, 2); 2-D ``arr`` and ``upd``."""
+    for r in range(idx.size):
+        j = idx[r]
+        for c in range(arr.shape[1]):
+            if op == 0:
+                arr[j, c] = upd[r, c]
+            elif op == 1:
+                arr[j, c] += upd[r, c]
+            else:
+                arr[j, c] -= upd[r, c]
+
+
 def _apply_rows(arr, idx, upd, kind, is_int):
-    """Applies ``kind`` at rows ``idx`` of the (copied) array ``arr``; duplicates apply in order."""
+    """Applies ``kind`` at rows ``idx`` of the private buffer ``arr``; duplicates apply in order."""
+    if kind in _ROW_LOOP_KINDS and not isinstance(idx, tuple) and arr.dtype in _ROW_LOOP_DTYPES and arr.ndim \
+            and arr.shape[0] and arr.flags.c_contiguous:
+        width = arr.size // arr.shape[0]
+        rows = np.broadcast_to(np.asarray(upd, arr.dtype), (idx.size,) + arr.shape[1:]).reshape(idx.size, width)
+        _scatter_rows(arr.reshape(arr.shape[0], width), idx.astype(np.intp, copy=False), rows,
+                      _ROW_LOOP_KINDS[kind])
+        return
     if kind == "update":
         arr[idx] = upd
     elif kind == "add":
@@ -130,10 +198,18 @@ def _apply_rows(arr, idx, upd, kind, is_int):
             arr[at] = _trunc_div(np.asarray(arr[at]), np.asarray(upd[j]))
 
 
+def _scatter_into(buffers, ref, flat_rows, upd, kind, is_int, np_dtype):
+    """Applies ``kind`` to rows ``flat_rows`` of ``ref``'s value in this node's buffer and swaps it
+    in: O(rows), not O(variable)."""
+    _replace(buffers, ref, np_dtype, lambda new, old: _apply_rows(new, flat_rows, upd, kind, is_int),
+             rows=flat_rows.astype(np.intp))  # repeated rows are caught up twice: harmless
+
+
 def _scatter(kind):
     def factory(node):
         np_dtype = node.attrs["T"].as_numpy_dtype
         is_int = np.issubdtype(np.dtype(np_dtype), np.integer)
+        buffers: dict = {}
 
         def compute(ref, indices, updates):
             with ref.lock:
@@ -154,10 +230,9 @@ def _scatter(kind):
                 if bad.size:
                     raise _bad(f"indices[{bad[0]}] = {flat[bad[0]]} is not in "
                                f"[0, {pshape[0]})")
-                new = np.array(params, copy=True)
                 upd = updates.reshape((flat.size,) + pshape[1:]) if updates.ndim else updates
-                _apply_rows(new, flat, upd, kind, is_int)
-                _store(ref, new, np_dtype)
+                del params  # the old value may become this node's next buffer
+                _scatter_into(buffers, ref, flat, upd, kind, is_int, np_dtype)
             return ref
 
         return compute
@@ -171,9 +246,19 @@ for _op, _kind in (("ScatterUpdate", "update"), ("ScatterAdd", "add"), ("Scatter
     register_kernel(_op)(_scatter(_kind))
 
 
+def _scatter_nd_into(buffers, ref, row_shape, flat, upd, kind, np_dtype):
+    """ScatterNd* through the buffers: the indexed axes seen as one row axis (``row_shape``);
+    ``flat`` indexes it. Rows of the variable's first axis are what the buffers track."""
+    k = len(np.shape(ref.value)) - (len(row_shape) - 1)
+    per = int(np.prod(np.shape(ref.value)[1:k], dtype=np.int64)) if k else 0
+    _replace(buffers, ref, np_dtype, lambda new, old: _apply_rows(new.reshape(row_shape), flat, upd, kind, False),
+             rows=(flat // per).astype(np.intp) if per else None)
+
+
 def _scatter_nd(kind):
     def factory(node):
         np_dtype = node.attrs["T"].as_numpy_dtype
+        buffers: dict = {}
 
         def compute(ref, indices, updates):
             with ref.lock:
@@ -196,10 +281,16 @@ def _scatter_nd(kind):
                         raise _bad(
                             f"indices[{j}] = [{', '.join(str(int(r)) for r in row)}] does not index "
                             f"into param shape {_fmt_shape(pshape)}")
-                new = np.array(params, copy=True)
-                idx = tuple(rows.T)
-                _apply_rows(new, idx, updates.reshape((rows.shape[0],) + pshape[k:]), kind, False)
-                _store(ref, new, np_dtype)
+                flat = np.ravel_multi_index(tuple(rows.T), pshape[:k]) if k else np.zeros(rows.shape[0], np.intp)
+                row_shape = (int(np.prod(pshape[:k], dtype=np.int64)),) + tuple(pshape[k:])
+                upd = updates.reshape((rows.shape[0],) + pshape[k:])
+                if not _is_array(params) or params.dtype != np.dtype(np_dtype):
+                    new = np.array(params, dtype=np_dtype, copy=True)
+                    _apply_rows(new.reshape(row_shape), flat, upd, kind, False)
+                    _store(ref, new, np_dtype)
+                    return ref
+                del params  # the old value may become this node's next buffer
+                _scatter_nd_into(buffers, ref, row_shape, flat, upd, kind, np_dtype)
             return ref
 
         return compute

@@ -2,13 +2,12 @@
 
 One kernel call updates a variable and all its slots under their locks, with one numba loop
 (``training_update_fns``). Stored arrays are never written while anyone may hold them: each
-kernel node keeps, per variable and slot, one *private* buffer. A dense update writes the new
-values into that buffer and swaps it in; the array it replaces becomes the next private buffer
-only if nothing else references it any more (its reference count shows no reader, and after the
-swap no new reader can reach it), otherwise it is left to its readers and a new buffer is
-allocated next time. A sparse update first brings the private buffer up to date by copying the
-rows the previous update changed (the buffer holds the value from before that update), then
-updates the gradient's rows in place and swaps: a step costs O(rows), not O(variable).
+kernel node keeps, per variable and slot, one *private* buffer (``var_buffers``). A dense update
+writes the new values into that buffer, on all cores when the variable is large
+(``intra_op.parallel_for``), and swaps it in; the array it replaces becomes the next private
+buffer when nothing else references it. A sparse update first brings the private buffer up to
+date by copying the rows the previous update changed, then updates the gradient's rows in place
+and swaps: a step costs O(rows), not O(variable).
 
 Sparse gradients may repeat indices: rows with equal indices are summed first, so each row gets
 exactly one update with the total gradient (nothing is dropped, nothing applied twice).
@@ -17,13 +16,15 @@ Variables of dtype half/bfloat16 are updated in float32 and rounded back.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.kernels import training_update_fns as fns
+from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.kernels.var_buffers import Buffers, publish, retire, take_spare
+
+PARALLEL_MIN_ELEMENTS = 1 << 16  # elements per thread below which a dense update runs on one thread
 
 
 def _bad(message: str) -> errors.InvalidArgumentError:
@@ -126,62 +127,7 @@ def _layout(base: str, sparse: bool):
     return ("var",) + refs, [pos[s] for s in scalars], pos["grad"], pos.get("indices")
 
 
-# ---------------------------------------------------------------------- storage protocol
-class _Storage:
-    """A kernel node's private buffers for one variable and its slots (see the module docstring)."""
-
-    __slots__ = ("published", "spares", "rows")
-
-    def __init__(self, n: int):
-        self.published = [None] * n  # the arrays this node swapped in last
-        self.spares = [None] * n  # private buffers (the values from before that update)
-        self.rows = None  # the rows that update changed (sparse kernels)
-
-
-def _refcount(a) -> int:
-    return sys.getrefcount(a)
-
-
-def _calibrate(olds: list) -> int:
-    """The reference count ``_retire`` sees for an array that only it holds (same call shape)."""
-    old = olds[0]
-    olds[0] = None
-    return _refcount(old)
-
-
-_EXCLUSIVE_REFS = _calibrate([np.empty(1)])
-
-
-def _exclusive(a) -> bool:
-    """True when only ``_retire``'s local references array ``a`` (no reader holds it)."""
-    return sys.getrefcount(a) <= _EXCLUSIVE_REFS
-
-
-def _retire(st: _Storage, olds: list) -> None:
-    """Keeps each replaced array as the next private buffer when no one else holds it."""
-    for i in range(len(olds)):
-        old = olds[i]
-        olds[i] = None
-        st.spares[i] = None
-        if isinstance(old, np.ndarray) and old.flags.owndata and old.flags.c_contiguous and _exclusive(old):
-            old.flags.writeable = True
-            st.spares[i] = old
-
-
-def _publish(refs, st: _Storage, news: list, out_dtype) -> None:
-    for i, ref in enumerate(refs):
-        new = news[i]
-        if new.dtype != out_dtype:
-            new = new.astype(out_dtype)
-        if new.ndim == 0:
-            ref.value = new[()]
-            st.published[i] = None
-            continue
-        new.flags.writeable = False
-        ref.value = new
-        st.published[i] = new
-
-
+# ---------------------------------------------------------------------- storage (kernels/var_buffers.py)
 def _lock(refs):
     locks = sorted({id(r.lock): r.lock for r in refs}.items())
     for _, lk in locks:
@@ -252,20 +198,19 @@ def _factory(base: str, sparse: bool):
             try:
                 st = storages.get(refs[0])
                 if st is None:
-                    st = storages[refs[0]] = _Storage(n)
+                    st = storages[refs[0]] = Buffers(n)
                 olds = _read(refs, ref_names, op_type)
                 if sparse:
                     rows, grad = _sparse_rows(np.shape(olds[0]), args[idx_pos], args[grad_pos], work)
                     if not rows.size:
                         return refs[0]
-                    news = _update_sparse(st, olds, rows, grad, work, loop, hp)
+                    news = _update_sparse(st, refs, olds, rows, grad, work, loop, hp)
                 else:
-                    news = _update_dense(st, olds, args[grad_pos], work, loop, hp)
-                _publish(refs, st, news, dtype)
+                    news = _update_dense(st, refs, olds, args[grad_pos], work, loop, hp)
+                publish(refs, st, news, dtype)
                 del news
-                if sparse:
-                    st.rows = rows
-                _retire(st, olds)
+                st.rows = rows if sparse else None
+                retire(st, olds)
             finally:
                 _unlock(locks)
             return refs[0]
@@ -275,20 +220,16 @@ def _factory(base: str, sparse: bool):
     return factory
 
 
-def _update_dense(st: _Storage, olds: list, grad, work, loop, hp) -> list:
+def _update_dense(st: Buffers, refs, olds: list, grad, work, loop, hp) -> list:
     shape = np.shape(olds[0])
     if np.shape(grad) != shape:
         raise _bad(f"var and grad do not have the same shape {_fmt(shape)} {_fmt(np.shape(grad))}")
     ins = [np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds]
-    news = []
-    for i in range(len(olds)):
-        spare = st.spares[i]
-        st.spares[i] = None
-        if spare is None or spare.shape != shape or spare.dtype != work:
-            spare = np.empty(shape, work)
-        news.append(spare)
+    news = [take_spare(st, i, refs[i], old, work, rows_valid=False, fill=False) for i, old in enumerate(olds)]
     g = np.ascontiguousarray(grad, dtype=work).reshape(-1)
-    loop(*ins, g, *[a.reshape(-1) for a in news], *hp)
+    outs = [a.reshape(-1) for a in news]
+    parallel_for(lambda lo, hi: loop(*[a[lo:hi] for a in ins], g[lo:hi], *[a[lo:hi] for a in outs], *hp),
+                 g.size, PARALLEL_MIN_ELEMENTS)
     return news
 
 
@@ -325,21 +266,76 @@ def _sparse_rows(shape, indices, grad, work):
     return rows, g
 
 
-def _update_sparse(st: _Storage, olds: list, rows, grad, work, loop, hp) -> list:
+def _update_sparse(st: Buffers, refs, olds: list, rows, grad, work, loop, hp) -> list:
     shape = np.shape(olds[0])
     width = grad.shape[1]
-    bufs = []
-    for i, old in enumerate(olds):
-        spare = st.spares[i]
-        st.spares[i] = None
-        if (spare is not None and st.published[i] is old and st.rows is not None and spare.shape == shape
-                and spare.dtype == work):
-            fns.copy_rows(spare.reshape(shape[0], width), np.asarray(old).reshape(shape[0], width), st.rows)
-        else:
-            spare = np.array(old, dtype=work, order="C", copy=True)
-        bufs.append(spare)
+    bufs = [take_spare(st, i, refs[i], old, work, rows_valid=True) for i, old in enumerate(olds)]
     loop(*[b.reshape(shape[0], width) for b in bufs], grad, rows, *hp)
     return bufs
+
+
+def _sweep(loop, views, starts, hp):
+    """``loop`` over the concatenation of the variables' elements, in chunks on all cores."""
+
+    def chunk(lo, hi):
+        for (ins, g, outs), a in zip(views, starts):
+            s, e = max(lo - a, 0), min(hi - a, g.size)
+            if s < e:
+                loop(*[x[s:e] for x in ins], g[s:e], *[x[s:e] for x in outs], *hp)
+
+    parallel_for(chunk, starts[-1], PARALLEL_MIN_ELEMENTS)
+
+
+@register_kernel("_GroupedApply")
+def _grouped_apply(node):
+    """The dense updates of ``N`` variables (``R`` refs each) sharing their scalars, as one parallel sweep
+    over all their elements (made by the group_updates pass)."""
+    base, count, per = node.attrs["base"], node.attrs["N"], node.attrs["R"]
+    if base not in _OPS or len(_OPS[base][0]) + 1 != per:
+        raise errors.UnimplementedError(None, None, f"_GroupedApply of Apply{base} with {per} refs per variable is "
+                                                    f"not supported.")
+    ref_names, scalar_names = ("var",) + _OPS[base][0], _OPS[base][1]
+    loop, hyper = _OPS[base][2], _OPS[base][4]
+    dtype, work = _work_dtype(node)
+    t, attrs, members = work.type, node.attrs, list(node.attrs.get("members", []))
+    storages: dict = {}
+
+    def compute(*args):
+        all_refs, grads = args[:count * per], args[count * per:count * per + count]
+        hp = hyper(t, _scalars(args, range(count * per + count, len(args)), scalar_names), attrs)
+        locks = _lock(all_refs)
+        try:
+            olds, news, views = [], [], []  # per variable; views (flat inputs, gradient, outputs) go first
+            for i in range(count):
+                refs = all_refs[i * per:(i + 1) * per]
+                what = f"Apply{base} ({members[i]})" if i < len(members) else f"Apply{base}"
+                olds.append(_read(refs, ref_names, what))
+                shape = np.shape(olds[i][0])
+                if np.shape(grads[i]) != shape:
+                    raise _bad(f"var and grad do not have the same shape {_fmt(shape)} {_fmt(np.shape(grads[i]))} "
+                               f"in {what}")
+                st = storages.get(refs[0])
+                if st is None:
+                    st = storages[refs[0]] = Buffers(per)
+                news.append([take_spare(st, j, refs[j], old, work, rows_valid=False, fill=False)
+                             for j, old in enumerate(olds[i])])
+                views.append(([np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds[i]],
+                              np.ascontiguousarray(grads[i], dtype=work).reshape(-1),
+                              [x.reshape(-1) for x in news[i]]))
+            starts = np.cumsum([0] + [v[1].size for v in views]).tolist()
+            _sweep(loop, views, starts, hp)
+            del views  # the old arrays' only holders are now ``olds``: they can become the next buffers
+            for i in range(count):
+                refs = all_refs[i * per:(i + 1) * per]
+                st = storages[refs[0]]
+                publish(refs, st, news[i], dtype)
+                st.rows = None
+                news[i] = None
+                retire(st, olds[i])
+        finally:
+            _unlock(locks)
+
+    return compute
 
 
 for _base, _spec in _OPS.items():

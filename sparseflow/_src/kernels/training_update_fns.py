@@ -22,7 +22,7 @@ import numpy as np
 
 from sparseflow._src.kernels.jit_cache import cached_njit
 
-_JIT = {"nogil": True}
+_JIT = {"nogil": True, "error_model": "numpy"}  # x / 0 is inf or NaN, as in TensorFlow (and the loops vectorize)
 
 
 # ---------------------------------------------------------------------- scalar update equations
@@ -237,12 +237,3 @@ def sum_rows(g, inverse, out):
         j = inverse[r]
         for c in range(g.shape[1]):
             out[j, c] += g[r, c]
-
-
-@cached_njit(**_JIT)
-def copy_rows(dst, src, idx):
-    """``dst[idx] = src[idx]`` for 2-D arrays (brings a stale private buffer up to date)."""
-    for r in range(idx.size):
-        j = idx[r]
-        for c in range(dst.shape[1]):
-            dst[j, c] = src[j, c]

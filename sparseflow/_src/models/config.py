@@ -1,35 +1,24 @@
-"""Model configs: a TOML (or, when PyYAML is installed, YAML) file describing the data schema, the
-features, the model and the training run. The bundled configs are in ``configs/`` next to this
-module; ``load_config("adult_wide_deep")`` finds one by name.
-
-Sections (see ``configs/adult_wide_deep.toml`` for a complete example)::
-
-    [data]      columns, label, positive (label values meaning 1), delimiter, skip_initial_space,
-                comment_prefix, train (path or list), eval (path or list), data_dir (base of
-                relative paths; "@adult" is the bundled Adult data)
-    [features]  numeric, log1p, categorical, buckets = {col = [boundaries]}, log_buckets (numeric
-                columns also as floor(ln(x)^2) categories "<col>_log"), crosses = [[a, b]], wide, deep
-                (default: all categoricals+buckets+crosses / categoricals+buckets), missing,
-                min_frequency (rarer training values of a categorical share one key; default 1)
-    [model]     type = "wide_deep" | "deepfm", embedding_dim, embedding_stddev (initial deep rows:
-                truncated normal; default 1/sqrt(dim)), hidden_units, dropout (training only), l2,
-                admission, wide_optimizer, deep_optimizer, dense_optimizer (tables {type = "ftrl",
-                learning_rate = 0.1, ...})
-    [train]     epochs, batch_size, eval_batch_size, seed, shuffle, model_dir (checkpoints; relative to the
-                working directory; default ``sparseflow_runs/<config name>``, see :func:`model_dir_of`)
+"""Model configs: a TOML (or, when PyYAML is installed, YAML) file describing the data, the
+features, the model and the training run. Every key, its type, default and meaning is in
+``config_schema.KEYS`` (rendered as ``docs/configs.md``). The bundled configs are in ``configs/``
+next to this module; ``load_config("adult_wide_deep")`` finds one by name.
 
 Example:
     >>> cfg = load_config("adult_wide_deep")
     >>> cfg.model["type"], cfg.features.label, os.path.basename(cfg.train_paths[0])
     ('wide_deep', 'income', 'adult.data')
+    >>> cfg.data["bad_records"], cfg.train["shuffle_buffer"]
+    ('error', 200000)
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import tomllib
 
+from sparseflow._src.models.config_schema import KEYS, SECTIONS, check_type, defaults_of, keys_of
 from sparseflow._src.models.features import FeatureSpec
 
 __all__ = ["Config", "load_config", "parse_config", "model_dir_of", "CONFIG_DIR", "BUNDLED_DATA", "RUNS_DIR"]
@@ -38,14 +27,8 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
 BUNDLED_DATA = {"@adult": os.path.join(PACKAGE_DIR, "data", "adult")}
 RUNS_DIR = "sparseflow_runs"  # default parent of model directories, in the working directory
-_DATA_KEYS = {"columns", "label", "positive", "delimiter", "skip_initial_space", "comment_prefix", "train", "eval",
-              "data_dir"}
-_FEATURE_KEYS = {"numeric", "log1p", "categorical", "buckets", "log_buckets", "crosses", "wide", "deep", "missing",
-                 "min_frequency"}
-_MODEL_KEYS = {"type", "embedding_dim", "hidden_units", "l2", "wide_optimizer", "deep_optimizer", "dense_optimizer",
-               "admission", "embedding_stddev", "dropout"}
-_TRAIN_KEYS = {"epochs", "batch_size", "eval_batch_size", "seed", "model_dir", "shuffle"}
 MODEL_TYPES = ("wide_deep", "deepfm")
+FORMATS = ("auto", "csv", "json", "parquet")
 
 
 @dataclasses.dataclass
@@ -55,8 +38,10 @@ class Config:
     eval_paths: list
     model: dict
     train: dict
-    read_options: dict
+    data: dict  # the [data] table with its defaults (format, header, delimiter, bad_records, ...)
     source: str = "<dict>"
+    document: dict = dataclasses.field(default_factory=dict)  # every table with its defaults (run records)
+    data_base: str = "."  # where relative data paths were taken from, and why (for error messages)
 
     @property
     def name(self) -> str:
@@ -91,6 +76,18 @@ def _check_keys(section, table, allowed):
         raise ValueError(f"config [{section}]: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
 
 
+def _check_table(section, table):
+    """Unknown keys, missing required keys and values of the wrong type, named."""
+    _check_keys(section, table, keys_of(section))
+    for name in keys_of(section):
+        key = KEYS[(section, name)]
+        if name not in table:
+            if key.required:
+                raise ValueError(f"config [{section}] needs {name!r} ({key.meaning.split('.')[0].lower()})")
+            continue
+        check_type(key, table[name])
+
+
 def _int_at_least(section, key, value, low):
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"config [{section}] {key} must be an integer >= {low}, got {value!r}")
@@ -98,10 +95,8 @@ def _int_at_least(section, key, value, low):
 
 def _check_values(model, train):
     """Values the run divides by, loops over or sizes arrays with: refused here, not as a traceback later."""
-    for key, low in (("epochs", 0), ("batch_size", 1), ("eval_batch_size", 1), ("seed", 0)):
+    for key, low in (("epochs", 0), ("batch_size", 1), ("eval_batch_size", 1), ("seed", 0), ("shuffle_buffer", 1)):
         _int_at_least("train", key, train[key], low)
-    if not isinstance(train["shuffle"], bool):
-        raise ValueError(f"config [train] shuffle must be true or false, got {train['shuffle']!r}")
     if "embedding_dim" in model:
         _int_at_least("model", "embedding_dim", model["embedding_dim"], 1)
     units = model.get("hidden_units", [])
@@ -122,43 +117,55 @@ def _paths(value, base):
     return [p if os.path.isabs(p) else os.path.normpath(os.path.join(base, p)) for p in items]
 
 
-def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, source: str = "<dict>") -> Config:
+def parse_config(doc: dict, base_dir: str = ".", data_dir: str | None = None, source: str = "<dict>",
+                 bundled: bool = False) -> Config:
     """A :class:`Config` from a parsed document; relative data paths are taken from ``data_dir``
     (argument, relative to the working directory; else ``[data] data_dir``, relative to
-    ``base_dir``; ``@adult`` = bundled)."""
-    _check_keys("top level", doc, {"data", "features", "model", "train"})
-    data, feats = dict(doc.get("data", {})), dict(doc.get("features", {}))
-    model, train = dict(doc.get("model", {})), dict(doc.get("train", {}))
-    for name, table, keys in (("data", data, _DATA_KEYS), ("features", feats, _FEATURE_KEYS),
-                              ("model", model, _MODEL_KEYS), ("train", train, _TRAIN_KEYS)):
-        _check_keys(name, table, keys)
-    for key in ("columns", "label", "train"):
-        if key not in data:
-            raise ValueError(f"config [data] needs {key!r}")
-    model.setdefault("type", "wide_deep")
+    ``base_dir``; ``@adult`` = bundled; else ``base_dir``). A ``bundled`` config without a
+    ``data_dir`` takes them from the working directory (its own directory is inside the package)."""
+    _check_keys("top level", doc, set(SECTIONS))
+    tables = {}
+    for section in SECTIONS:
+        table = doc.get(section, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"config [{section}] must be a table, got {table!r}")
+        _check_table(section, table)
+        tables[section] = {**copy.deepcopy(defaults_of(section)), **copy.deepcopy(table)}
+    data, feats, model, train = (tables[s] for s in SECTIONS)
     if model["type"] not in MODEL_TYPES:
         raise ValueError(f"config [model] type must be one of {MODEL_TYPES}, got {model['type']!r}")
+    if str(data["format"]) not in FORMATS:
+        raise ValueError(f"config [data] format must be one of {FORMATS}, got {data['format']!r}")
+    if data["bad_records"] not in ("error", "skip", "default"):
+        raise ValueError(f"config [data] bad_records must be \"error\", \"skip\" or \"default\", "
+                         f"got {data['bad_records']!r}")
+    if len(data["delimiter"]) != 1:
+        raise ValueError(f"config [data] delimiter must be one character, got {data['delimiter']!r}")
     if data_dir is not None and data_dir not in BUNDLED_DATA:
         data_dir = os.path.abspath(data_dir)  # an argument is relative to the working directory
-    base = data_dir or data.get("data_dir", ".")
+        why = f"--data-dir {data_dir}"
+    elif "data_dir" in data:
+        why = f"[data] data_dir of {source}"
+    elif bundled:
+        why = ("the working directory: this bundled config reads data that sparseflow does not ship; "
+               "give --data-dir DIR")
+    else:
+        why = f"the directory of {source}"
+    base = data_dir or data.get("data_dir") or (os.getcwd() if bundled else ".")
     base = BUNDLED_DATA.get(base, base)
     if not os.path.isabs(base):
         base = os.path.join(base_dir, base)
-    positive = data.get("positive", ["1"])
-    spec = FeatureSpec(columns=list(data["columns"]), label=data["label"],
-                       positive=[positive] if isinstance(positive, str) else list(positive),
-                       **{k: v for k, v in feats.items()})
-    read_options = {"delimiter": data.get("delimiter", ","),
-                    "skip_initial_space": data.get("skip_initial_space", False),
-                    "comment_prefix": data.get("comment_prefix")}
-    train.setdefault("epochs", 1)
-    train.setdefault("batch_size", 256)
-    train.setdefault("eval_batch_size", 4096)
-    train.setdefault("seed", 0)
-    train.setdefault("shuffle", True)
+    positive = data["positive"]
+    data["positive"] = [positive] if isinstance(positive, str) else list(positive)
+    spec_args = {k: v for k, v in feats.items() if k not in ("wide", "deep") or v is not None}
+    columns = data.get("columns")
+    spec = FeatureSpec(columns=list(columns) if columns is not None else None, label=data["label"],
+                       positive=data["positive"], **spec_args)
     _check_values(model, train)
-    return Config(spec, _paths(data["train"], base), _paths(data.get("eval"), base), model, train, read_options,
-                  source)
+    if int(feats["min_frequency"]) < 1:
+        raise ValueError(f"config [features] min_frequency must be >= 1, got {feats['min_frequency']!r}")
+    return Config(spec, _paths(data["train"], base), _paths(data.get("eval"), base), model, train, data,
+                  source, document=copy.deepcopy(tables), data_base=f"{os.path.normpath(base)} ({why})")
 
 
 def load_config(path: str, data_dir: str | None = None, overrides: dict | None = None) -> Config:
@@ -187,4 +194,5 @@ def load_config(path: str, data_dir: str | None = None, overrides: dict | None =
         section, _, key = dotted.partition(".")
         doc.setdefault(section, {})[key] = value
     base_dir = os.path.dirname(os.path.abspath(path))
-    return parse_config(doc, base_dir=base_dir, data_dir=data_dir, source=path)
+    bundled = os.path.realpath(base_dir) == os.path.realpath(CONFIG_DIR)
+    return parse_config(doc, base_dir=base_dir, data_dir=data_dir, source=path, bundled=bundled)

@@ -76,6 +76,8 @@ class ModelGraph:
     train_op: object
     global_step: object
     prob: object  # inference-mode probabilities (unseen keys read zeros, nothing is inserted)
+    optimizer: object = None  # the dense variables' optimizer (a SyncReplicasOptimizer has a session hook)
+    inference_state: list = dataclasses.field(default_factory=list)  # what serving restores (no optimizer slots)
 
 
 class WideDeep:
@@ -164,8 +166,10 @@ class WideDeep:
         return 0.0
 
     # -- the graph ----------------------------------------------------------------------------
-    def build(self) -> ModelGraph:
-        """Placeholders, training logits/loss/train op and inference probabilities in the default graph."""
+    def build(self, wrap_optimizer=None) -> ModelGraph:
+        """Placeholders, training logits/loss/train op and inference probabilities in the default graph.
+        ``wrap_optimizer``: a function of the dense optimizer returning the one to train with, e.g.
+        ``lambda opt: tf.train.SyncReplicasOptimizer(opt, 2, 2)`` (tables join its synchronous steps)."""
         tf.set_random_seed(self.seed)
         wide = tf.placeholder(tf.uint64, [None, self.num_wide], name="wide_keys")
         deep = tf.placeholder(tf.uint64, [None, self.num_deep], name="deep_keys")
@@ -180,8 +184,14 @@ class WideDeep:
             objective = loss
             if self.l2 and self.layers:
                 objective = loss + self.l2 * tf.add_n([tf.nn.l2_loss(w) for w, _ in self.layers])
-            train_op = embedding.minimize(objective, make_dense_optimizer(self.dense_optimizer_spec),
-                                          global_step=global_step)
+            optimizer = make_dense_optimizer(self.dense_optimizer_spec)
+            if wrap_optimizer is not None:
+                optimizer = wrap_optimizer(optimizer)
+            train_op = embedding.minimize(objective, optimizer, global_step=global_step)
         with tf.name_scope("infer"):
             prob = tf.sigmoid(self.logits(wide, deep, numeric, training=False), name="prob")
-        return ModelGraph(wide, deep, numeric, label, logits, loss, train_op, global_step, prob)
+        weights = [self.bias] + [v for layer in self.layers for v in layer] + list(self.out_layer or ())
+        tables = [t for t in (self.wide_table, self.deep_table) if t is not None]
+        inference_state = weights + [global_step] + [s for t in tables for s in t.saveables]
+        return ModelGraph(wide, deep, numeric, label, logits, loss, train_op, global_step, prob, optimizer,
+                          inference_state)

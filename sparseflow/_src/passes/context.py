@@ -21,6 +21,9 @@ class PassContext:
     devices: list[str] = dataclasses.field(default_factory=lambda: [LOCAL_CPU0])  # full names
     client_device: str = LOCAL_CPU0  # where feeds enter and fetches leave
     allow_soft_placement: bool = True
+    # Soft placement may also move a node to another job/task (a local session running a graph built
+    # for a cluster); on a cluster it only relaxes the device type and index.
+    soft_placement_across_tasks: bool = True
     log_device_placement: bool = False
     # Evaluates a GraphIR subgraph on the CPU: fn(ir, fetch tensor names) -> list of arrays.
     # Injected by the runtime so that passes never import kernels.

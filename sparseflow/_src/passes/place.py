@@ -11,7 +11,9 @@ Follows TensorFlow's placer (``common_runtime/placer.cc``, ``colocation_graph.cc
    group goes to the first of ``ctx.devices`` matching the merged spec (the client device
    first when it matches). A spec that matches no device is an error ("Cannot assign a device
    for operation ...") unless ``ctx.allow_soft_placement``, which falls back to the client
-   device.
+   device (on a cluster, ``ctx.soft_placement_across_tasks`` is False: soft placement then only
+   relaxes the device type and index within the requested task, and a task that does not exist
+   is an error naming it).
 3. **Unconstrained nodes** go to ``ctx.client_device``, with TensorFlow's two heuristics:
    A) a *generator* (no data inputs, one non-ref output, e.g. a Const) goes to its consumers'
    device when they all agree; B) a metadata op (Shape, Size, Rank, ShapeN) goes with its input.
@@ -155,7 +157,12 @@ def _group_device(members: list[NodeIR], ctx: PassContext, specs: list[DeviceSpe
     if matching:
         return matching[0]
     if ctx.allow_soft_placement:
-        return ctx.client_device
+        if ctx.soft_placement_across_tasks:
+            return ctx.client_device
+        task_only = DeviceSpec(spec.job, spec.replica, spec.task, None, None)  # any device of that task
+        matching = [d for d, full in zip(ctx.devices, specs) if task_only.is_compatible_with(full)]
+        if matching:
+            return matching[0]
     raise _unplaceable(first, spec, members, ctx)
 
 

@@ -14,6 +14,16 @@ from sparseflow._src.framework.device_spec import full_device_name
 from sparseflow._src.kernels.resources import ResourceMgr
 
 
+def cpu_count_of(config) -> int:
+    """The CPU devices ``ConfigProto.device_count["CPU"]`` asks for (1 by default)."""
+    if config is None:
+        return 1
+    try:
+        return int(dict(config.device_count).get("CPU", 1)) or 1
+    except (AttributeError, TypeError):
+        return 1
+
+
 class DeviceMgr:
     def __init__(self, names: list[str]):
         self.names = list(names)

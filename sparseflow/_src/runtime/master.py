@@ -33,7 +33,9 @@ from sparseflow._src.framework import errors
 from sparseflow._src.framework.ir import GraphIR, parse_input
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import run_pipeline
+from sparseflow._src.runtime.partial_run import PartialRun, no_setup_message
 from sparseflow._src.runtime.plan import Plan
+from sparseflow._src.runtime.recv_batches import recv_batches
 from sparseflow._src.runtime.step import task_of_device
 
 
@@ -86,13 +88,14 @@ class GraphSource:
 
 
 class TaskPart:
-    __slots__ = ("task", "worker", "graph_handle", "is_local")
+    """One task's registered share of a signature, and the worker interface that runs it."""
 
-    def __init__(self, task, worker, graph_handle, is_local):
+    __slots__ = ("task", "worker", "graph_handle")
+
+    def __init__(self, task, worker, graph_handle):
         self.task = task
         self.worker = worker
         self.graph_handle = graph_handle
-        self.is_local = is_local
 
 
 class ClientGraph:
@@ -109,7 +112,6 @@ class ClientGraph:
         g = local_graph
         # A single straight-line plan that needs no step context runs without a step.
         self.direct_plan = g.main.plan if not remote and not g.needs_context else None
-        self.needs_step = bool(remote) or g.needs_context
 
     def run(self, feeds: list, deadline: float | None = None, run_options=None, stats: list | None = None,
             pool=None) -> list:
@@ -187,6 +189,7 @@ class MasterSession:
         self._closed = False
         self._pending_cleanups: dict[str, list[int]] = {}
         self.live_steps: set[int] = set()  # steps in flight: close() cancels them on every task
+        self._partial_runs: dict = {}
         env.local_worker.create_worker_session(handle, getattr(source, "graph", None))
 
     # ------------------------------------------------------------------ compile
@@ -208,18 +211,55 @@ class MasterSession:
         soft = bool(getattr(cfg, "allow_soft_placement", True)) if cfg is not None else True
         return PassContext(feeds=list(feeds), fetches=list(fetches), targets=list(targets),
                            devices=self.env.device_names(), client_device=self.env.client_device,
-                           allow_soft_placement=soft and not self.env.is_cluster,
+                           allow_soft_placement=soft, soft_placement_across_tasks=not self.env.is_cluster,
                            log_device_placement=bool(getattr(cfg, "log_device_placement", False)),
                            evaluate=evaluate_constant_subgraph, incarnations=self.env.incarnations(),
                            disabled=disabled_passes(cfg))
 
-    def _compile(self, feeds, fetches, targets) -> ClientGraph:
+    def compile_variant(self, key, make_ir, feeds: list[str], fetches: list[str], targets: list[str]) -> ClientGraph:
+        """A signature of ``make_ir()``, a variant of the session's graph (a partial run's stage) that
+        ``key`` identifies; cached per graph version as ``compile``'s are."""
+        key = ("variant", key, tuple(feeds), tuple(fetches), tuple(targets), self.source.version)
+        c = self._graphs.get(key)
+        if c is None:
+            with self._lock:
+                if self._closed:
+                    raise errors.CancelledError(None, None, "Session has been closed.")
+                c = self._graphs.get(key)
+                if c is None:
+                    c = self._graphs[key] = self._compile(feeds, fetches, targets, make_ir())
+        return c
+
+    # ------------------------------------------------------------------ partial runs
+    def partial_run_setup(self, feeds: list[str], fetches: list[str], targets: list[str], deadline=None,
+                          options=None) -> str:
+        """A new partial run (``partial_run.PartialRun``); returns its handle."""
+        run = PartialRun(self.source.ir(), self.compile_variant, feeds, fetches, targets, deadline, options,
+                         cluster=self.env.is_cluster)
+        handle = f"{self.handle}-prun-{secrets.randbits(48):012x}"
+        with self._lock:
+            self._partial_runs[handle] = run
+        return handle
+
+    def partial_run(self, handle: str, feeds: list[str], values: list, fetches: list[str], deadline=None,
+                    options=None) -> list:
+        """Feeds and fetches one stage of the partial run ``handle``."""
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(None, None, no_setup_message(self.env.is_cluster))
+        try:
+            return run.run(feeds, values, fetches, deadline, options)
+        finally:
+            if run.done:
+                self._partial_runs.pop(handle, None)
+
+    def _compile(self, feeds, fetches, targets, ir=None) -> ClientGraph:
         if len(set(feeds)) != len(feeds):
             raise errors.InvalidArgumentError(None, None, "The same tensor is fed twice.")
         if not fetches and not targets:
             raise errors.InvalidArgumentError(None, None, "Must specify at least one target to fetch or execute.")
         ctx = self._pass_context(feeds, fetches, targets)
-        ir = self.source.ir()
+        ir = self.source.ir() if ir is None else ir
         if self.env.is_cluster:
             # Placement must know the tasks' devices and incarnations: ask the tasks the graph names.
             self.env.prepare_tasks(_requested_tasks(ir), self.handle, getattr(self.source, "graph", None))
@@ -243,13 +283,14 @@ class MasterSession:
         fetch_nodes = [f"_fetch_{i}" for i in range(len(fetches))]
         local_nodes = by_task.pop(local_task, [])
         worker = self.env.local_worker
-        gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes)
-        local = TaskPart(local_task, worker, gh, True)
+        gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes,
+                                   recv_batches(order, local_task))
+        local = TaskPart(local_task, worker, gh)
         remote = []
         for task, nodes in sorted(by_task.items()):
             iface = self.env.worker(task)
-            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions),
-                                   False))
+            remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions,
+                                                                     recv_batches(order, task))))
         parts: dict[str, list] = {}
         for n in order:
             parts.setdefault(n.device, []).append(n)
@@ -283,6 +324,7 @@ class MasterSession:
                 return
             self._closed = True
             graphs, self._graphs = list(self._graphs.values()), {}
+            self._partial_runs.clear()
             cleanups, self._pending_cleanups = self._pending_cleanups, {}
             live = list(self.live_steps)
         closed = errors.CancelledError(None, None, "Session has been closed.")

@@ -46,7 +46,7 @@ class PartitionGraph:
     """The partitions one task runs for one signature (see the module docstring)."""
 
     def __init__(self, nodes: list[NodeIR], library: dict, feed_nodes: list[str], fetch_nodes: list[str],
-                 devices, session, fetch_count: int | None = None):
+                 devices, session, recv_batches=()):
         by_device: dict[str, list[NodeIR]] = {}
         main = None
         for n in nodes:
@@ -61,6 +61,8 @@ class PartitionGraph:
                        for d, ns in sorted(by_device.items())]
         self.needs_context = bool(self.others) or self.main.plan.needs_context
         self.nodes = nodes
+        # Pulled from other tasks when a step starts: batches in one call each, the others one by one.
+        self.remote_batches = _remote_recv_batches(nodes, recv_batches)
 
     @property
     def plans(self) -> list[Plan]:
@@ -69,6 +71,8 @@ class PartitionGraph:
     def run(self, feeds: list, step, deadline: float | None, session, run_options=None, stats: list | None = None,
             pool=None) -> list:
         """Runs every partition of this task for ``step`` (a StepState); returns the fetches."""
+        if self.remote_batches:
+            step.rendezvous.prefetch(self.remote_batches)
         if not self.others:
             ctx = StepContext(step.rendezvous, step.step_id, deadline, session, run_options, step.cancelled)
             return _execute(self.main.plan, feeds, ctx, stats, pool)
@@ -92,6 +96,28 @@ class PartitionGraph:
         if step.error is not None:
             raise step.error
         return out
+
+
+def _remote_recv_batches(nodes, batches) -> list[list[str]]:
+    """Rendezvous keys of the step-level ``_Recv`` nodes whose sender is on another task, grouped
+    by ``batches`` (lists of node names); every other such key alone."""
+    from sparseflow._src.framework.rendezvous_key import create_key
+    from sparseflow._src.runtime.step import task_of_device
+
+    keys = {}
+    for n in nodes:
+        if n.op == "_Recv":
+            a = n.attrs
+            if task_of_device(a["send_device"]) != task_of_device(a["recv_device"]):
+                keys[n.name] = create_key(a["send_device"], a["send_device_incarnation"], a["recv_device"],
+                                          a["tensor_name"])
+    out = []
+    for batch in batches:
+        group = [keys.pop(name) for name in batch if name in keys]
+        if group:
+            out.append(group)
+    out.extend([k] for k in keys.values())
+    return out
 
 
 def _run_other(plan: Plan, ctx: StepContext, stats, pool, step):

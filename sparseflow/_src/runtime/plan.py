@@ -124,6 +124,10 @@ class Plan:
         self.fetch_sources: list[tuple[int, int]] = []
         fetch_set = {name: i for i, name in enumerate(fetch_nodes)}
         fetch_src: dict[int, tuple[int, int]] = {}
+        # Identity nodes of a variable (its "read" snapshot) forward the variable itself: their users
+        # read its value when *they* run, as TensorFlow's Identity aliases the variable's buffer. So
+        # `beta1_power * beta1` after an update sees the update, even if "read" was scheduled first.
+        aliases: set[str] = set()
         for node in order:
             if node.op == FEED_OP:
                 index_of[node.name] = -1 - feed_index[node.name]
@@ -137,12 +141,18 @@ class Plan:
                 p = index_of[src]
                 ins.append((p, k))
                 producer = by_name[src]
-                is_ref_value = k < len(producer.out_dtypes) and producer.out_dtypes[k].is_ref_dtype
+                is_ref_value = (k < len(producer.out_dtypes) and producer.out_dtypes[k].is_ref_dtype) or \
+                    (k == 0 and src in aliases)
                 deref.append(is_ref_value and not (flags[j] if j < len(flags) else False))
             if node.op == FETCH_OP:
                 fetch_src[fetch_set[node.name]] = (ins[0], deref[0])
                 continue
-            compute, needs_ctx = self._instantiate(node, devices)
+            if node.op == "Identity" and len(data) == 1 and deref[0] and not node.control_inputs:
+                aliases.add(node.name)
+                deref[0] = False
+                compute, needs_ctx = _forward, False
+            else:
+                compute, needs_ctx = self._instantiate(node, devices)
             step = Step(node, compute, needs_ctx, ins, deref, len(node.out_dtypes), len(self.steps))
             index_of[node.name] = len(self.steps)
             self.steps.append(step)
@@ -428,6 +438,10 @@ def _store(values, st: Step, out):
     elif st.num_outputs > 1:
         for k in range(st.num_outputs):
             values[(st.index, k)] = out[k]
+
+
+def _forward(x):
+    return x
 
 
 def _deref(v):

@@ -22,7 +22,8 @@ from sparseflow._src.framework import default_session, errors
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
-from sparseflow._src.runtime.devices import DeviceMgr
+from sparseflow._src.kernels.intra_op import set_intra_op_threads
+from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
 from sparseflow._src.runtime.master import GraphSource, MasterEnv, MasterSession, deadline_from
@@ -72,6 +73,8 @@ class BaseSession:
         self._run_cache: dict = {}  # (fetches, feed keys) -> (graph mutations, compiled, mapper, unique)
         self._lock = threading.RLock()
         self._closed = False
+        # BLAS threads and kernels' chunks follow intra_op_parallelism_threads (process-wide, 0: defaults)
+        set_intra_op_threads(getattr(config, "intra_op_parallelism_threads", 0) if config is not None else 0)
         threads = getattr(config, "inter_op_parallelism_threads", 0) if config is not None else 0
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sparseflow-inter-op") \
             if threads and threads > 1 else None
@@ -85,12 +88,7 @@ class BaseSession:
                                 f"'grpc://host:port' (a tf.train.Server's target; `import sparseflow` registers it).")
             self._master = factory(target, self._graph, config)
         else:
-            num_cpus = 1
-            if config is not None:
-                try:
-                    num_cpus = int(dict(config.device_count).get("CPU", 1)) or 1
-                except (AttributeError, TypeError):
-                    num_cpus = 1
+            num_cpus = cpu_count_of(config)
             # A local session owns its worker: its devices, variables and tables end with it.
             self._worker = Worker(DeviceMgr.local(num_cpus))
             self._master = MasterSession(f"{secrets.randbits(64):016x}", GraphSource(self._graph),
@@ -164,6 +162,22 @@ class BaseSession:
     def _check_open(self):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears resource containers (all when None) on every task of ``target``'s cluster and closes
+        every session of its master (TensorFlow's ``tf.Session.reset``); a no-op for ``target=""``,
+        whose resources end with each session."""
+        if not target:
+            return
+        factory = next((f for p, f in _TARGET_FACTORIES.items() if target.startswith(p)), None)
+        if factory is None:
+            raise errors.InvalidArgumentError(None, None, f"Session.reset: target {target!r} is not supported.")
+        master = factory(target, None, config)
+        try:
+            master.reset(list(containers) if containers else None)
+        finally:
+            master.close()
 
     def reset_containers(self, containers=None):
         """Destroys the resources (variables, tables) of ``containers`` (all when None) on this
@@ -276,6 +290,31 @@ class BaseSession:
         for f in c.fetch_tensors:
             results.append(_to_fetch_value(next(it)) if isinstance(f, Tensor) else None)
         return results
+
+    # ------------------------------------------------------------------ partial runs
+    def partial_run_setup(self, fetches, feeds=None):
+        """Starts a partial run that may fetch ``fetches`` and be fed ``feeds``; returns its handle
+        for :meth:`partial_run` (see ``runtime/partial_run.py``: each op runs once, as soon as the
+        feeds it needs have arrived)."""
+        self._check_open()
+        unique = FetchMapper.build(self._resolve_fetch, fetches).unique_fetches()
+        feed_keys, _ = self._flatten_feeds(dict.fromkeys(feeds or ()))
+        tensors = [f.name for f in unique if isinstance(f, Tensor)]
+        ops = [f.name for f in unique if isinstance(f, Operation)]
+        return self._master.partial_run_setup([t.name for t in feed_keys], tensors, ops)
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Feeds ``feed_dict`` to the partial run ``handle`` and returns ``fetches`` (named at setup)."""
+        self._check_open()
+        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        unique = mapper.unique_fetches()
+        ops = [f for f in unique if isinstance(f, Operation)]
+        if ops:
+            raise RuntimeError(f"partial_run() requires empty `target_list`. Received: target_list={ops} (non-empty)")
+        feed_keys, feed_values = self._flatten_feeds(feed_dict)
+        values = [FeedConverter(t)(v) for t, v in zip(feed_keys, feed_values)]
+        out = self._master.partial_run(handle, [t.name for t in feed_keys], values, [f.name for f in unique])
+        return mapper.build_results({f: _to_fetch_value(v) for f, v in zip(unique, out)})
 
     # ------------------------------------------------------------------ callables / explain
     def make_callable(self, fetches, feed_list=None, accept_options=False):

@@ -40,7 +40,7 @@ def task_of_device(device: str) -> str:
 class WorkerRendezvous:
     """The rendezvous of one step on one worker: local table plus pulls from other tasks."""
 
-    __slots__ = ("step_id", "task", "local", "_remote", "_pending", "_lock")
+    __slots__ = ("step_id", "task", "local", "_remote", "_pending", "_lock", "_prefetched")
 
     def __init__(self, step_id: int, task: str, remote):
         self.step_id = step_id
@@ -49,6 +49,55 @@ class WorkerRendezvous:
         self._remote = remote  # task name -> worker interface (recv_tensor_async), or None
         self._pending: set = set()  # cancel functions of RecvTensor calls in flight
         self._lock = threading.Lock()
+        self._prefetched: set = set()  # remote keys pulled at the start of the step into the local table
+
+    def prefetch(self, batches):
+        """Starts pulling every remote key at once (``batches``: lists of keys from one task, each
+        list in one call); each value lands in the local table, where its ``_Recv`` finds it. A
+        partition's receives then wait in parallel, not one by one."""
+        for keys in batches:
+            keys = [k for k in keys if k not in self._prefetched]
+            if not keys:
+                continue
+            self._prefetched.update(keys)
+
+            def land(key, value, err):
+                if err is not None:
+                    self.abort(err)
+                else:
+                    try:
+                        self.local.send(key, value)
+                    except BaseException:  # noqa: BLE001 - the step was aborted meanwhile
+                        pass
+
+            if len(keys) == 1:
+                self._pull(keys[0], lambda value, err, key=keys[0]: land(key, value, err))
+            else:
+                self._pull_many(keys, land)
+
+    def _pull_many(self, keys, land):
+        src = self._src_task(keys[0])
+        error = self.local.aborted
+        if error is not None:
+            land(keys[0], None, error)
+            return
+        holder = []
+
+        def done(key, value, err):
+            if err is not None:
+                with self._lock:
+                    if holder:
+                        self._pending.discard(holder[0])
+                if self.local.aborted is not None:
+                    err = self.local.aborted
+            land(key, value, err)
+
+        cancel = self._remote(src).recv_tensors_async(self.step_id, keys, done)
+        with self._lock:
+            holder.append(cancel)
+            self._pending.add(cancel)
+        if self.local.aborted is not None:
+            cancel()
 
     def send(self, key: str, value, is_dead: bool = False):
         self.local.send(key, value, is_dead)
@@ -58,9 +107,13 @@ class WorkerRendezvous:
 
     def recv_async(self, key: str, callback):
         src = self._src_task(key)
-        if src == self.task or self._remote is None:
+        if src == self.task or self._remote is None or key in self._prefetched:
             self.local.recv_async(key, callback)
             return
+        self._pull(key, callback)
+
+    def _pull(self, key: str, callback):
+        src = self._src_task(key)
         error = self.local.aborted
         if error is not None:
             callback(None, error)
@@ -84,7 +137,7 @@ class WorkerRendezvous:
 
     def recv(self, key: str, timeout: float | None = None):
         src = self._src_task(key)
-        if src == self.task or self._remote is None:
+        if src == self.task or self._remote is None or key in self._prefetched:
             return self.local.recv(key, timeout)
         box = []
         ready = threading.Event()

@@ -54,8 +54,10 @@ class WorkerSession:
         self.worker = worker
         self._stateful_kernels: dict = {}
         # Per-session state shared by stateful kernels (random counters, ...); "graph" lets kernels of
-        # host-side resources (datasets) find the client's Python objects when it runs in-process.
-        self._session_state: dict = {"graph": client_graph}
+        # host-side resources (datasets) find the client's Python objects when it runs in-process;
+        # "worker" lets kernels reach this task's devices and other tasks (worker.remote(task)): the
+        # cluster pull/push kernels of sharded embedding tables (kernels/embedding_cluster.py).
+        self._session_state: dict = {"graph": client_graph, "worker": worker}
         self.graphs: dict[str, PartitionGraph] = {}
         self._lock = threading.Lock()
 
@@ -117,14 +119,16 @@ class Worker:
             self._sessions.pop(handle, None)
 
     # ------------------------------------------------------------------ graphs
-    def register_graph(self, handle: str, nodes, library, feed_nodes=(), fetch_nodes=()) -> str:
-        """Compiles one task's nodes (in the step's global order) into plans; returns the graph handle."""
+    def register_graph(self, handle: str, nodes, library, feed_nodes=(), fetch_nodes=(), recv_batches=()) -> str:
+        """Compiles one task's nodes (in the step's global order) into plans; returns the graph handle.
+        ``recv_batches``: lists of ``_Recv`` names pulled in one call each (runtime/recv_batches.py)."""
         ws = self.session(handle)
         unknown = sorted({n.device for n in nodes} - set(self.devices.names))
         if unknown:
             raise errors.InvalidArgumentError(None, None, f"{self.task} has no device {unknown[0]} (its devices: "
                                                           f"{', '.join(self.devices.names)}).")
-        graph = PartitionGraph(list(nodes), library, list(feed_nodes), list(fetch_nodes), self.devices, ws)
+        graph = PartitionGraph(list(nodes), library, list(feed_nodes), list(fetch_nodes), self.devices, ws,
+                               recv_batches)
         gh = f"{next(self._graph_ids):016x}"
         with ws._lock:
             ws.graphs[gh] = graph

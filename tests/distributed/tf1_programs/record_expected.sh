@@ -15,4 +15,5 @@ record d01_between_graph.py 1 1
 record d02_sync_replicas.py 1 2
 record d03_partitioned_embedding.py 2 1
 record d04_local_server.py 1 1
+record d05_partial_run.py 1 1
 "$TFPY" -c 'import tensorflow as tf; print("TensorFlow", tf.__version__)'

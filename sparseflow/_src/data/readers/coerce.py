@@ -174,6 +174,12 @@ def has_inf(arr) -> bool:
                          arr.offset, len(arr)))
 
 
+def has_nonfinite(arr) -> bool:
+    """Whether a float Arrow array holds a nan or an infinity (in a valid slot)."""
+    arr = plain(arr)
+    return bool(pa.types.is_floating(arr.type) and pc.any(pc.invert(pc.is_finite(arr))).as_py())
+
+
 def fill_nulls(arr: pa.Array, default, out: np.ndarray | None = None) -> np.ndarray:
     """The values of a float or integer Arrow array, ``default`` for nulls, in one pass (into ``out``)."""
     values, validity = _fixed_width(arr)
@@ -241,7 +247,7 @@ def _int_arrow_type(dtype: np.dtype):
     return pa.uint64() if dtype.kind == "u" else pa.int64()
 
 
-def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
+def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad, finite: bool = False) -> np.ndarray:
     integer = dtype.kind in "iu"
     arrow_type = _int_arrow_type(dtype) if integer else pa.float64()
     out = np.zeros(len(texts), (np.uint64 if dtype.kind == "u" else np.int64) if integer else np.float64)
@@ -255,6 +261,8 @@ def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) 
                 raise ValueError(f"number out of range for {dtype.name}")
             if dtype == np.float32 and math.isfinite(v) and abs(v) > _F32_MAX:
                 raise ValueError("number out of range for float32")
+            if finite and not math.isfinite(v):
+                raise ValueError("not a finite number")
         except ValueError as e:
             why = str(e)
             bad.add(i, s, f"{why} for {dtype.name}" if why == "number out of range" else why)
@@ -264,19 +272,22 @@ def _numbers_slow(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) 
     return out.astype(dtype)
 
 
-def _numbers_from_text(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
+def _numbers_from_text(texts: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad,
+                       finite: bool = False) -> np.ndarray:
     """Numbers of a string array; ``skip`` (missing rows) is updated with the bad rows."""
     arrow_type = _int_arrow_type(dtype) if dtype.kind in "iu" else pa.float64()
     try:
         vals = pc.cast(texts, arrow_type).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return _numbers_slow(texts, dtype, skip, bad)
+        return _numbers_slow(texts, dtype, skip, bad, finite)
     if dtype.kind == "f":
         with np.errstate(invalid="ignore", over="ignore"):
             over = ~np.isfinite(vals) & ~np.isnan(vals) if dtype == np.float64 else \
                 np.isinf(vals) | (np.abs(vals) > _F32_MAX)
+            if finite:
+                over |= np.isnan(vals)
         if over[~skip].any():  # inf must be written as inf; a too large number is bad
-            return _numbers_slow(texts, dtype, skip, bad)
+            return _numbers_slow(texts, dtype, skip, bad, finite)
     elif dtype not in (np.int64, np.uint64):
         lo, hi = _RANGES[dtype]
         if ((vals < lo) | (vals > hi))[~skip].any():
@@ -307,7 +318,8 @@ def _exact_decimals(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) 
     return out
 
 
-def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad) -> np.ndarray:
+def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad: Bad,
+                          finite: bool = False) -> np.ndarray:
     """Numbers of a typed numeric array (JSON, Parquet), under the same range/integrality checks."""
     integer = dtype.kind in "iu"
     if pa.types.is_decimal(arr.type) and integer:
@@ -331,11 +343,15 @@ def _numbers_from_numbers(arr: pa.Array, dtype: np.dtype, skip: np.ndarray, bad:
             wrong = np.isfinite(vals) & (np.abs(vals) > _F32_MAX)
         else:
             wrong = np.zeros(len(vals), bool)
+        nonfinite = ~np.isfinite(vals) if finite and not integer and vals.dtype.kind == "f" else None
+    if nonfinite is not None:
+        wrong |= nonfinite
     wrong &= ~skip
     for i in np.flatnonzero(wrong):
         v = vals[i]
         reason = "not an integer" if integer and vals.dtype.kind == "f" and np.isfinite(v) and \
-            np.floor(v) != v else f"number out of range for {dtype.name}"
+            np.floor(v) != v else "not a finite number" if nonfinite is not None and nonfinite[i] else \
+            f"number out of range for {dtype.name}"
         bad.add(i, repr(v.item()), reason)
     skip |= wrong
     with np.errstate(invalid="ignore", over="ignore"):
@@ -350,14 +366,14 @@ def _convert(arr: pa.Array, col: Column, nulls: tuple, strip: bool, bad: Bad):
     if col.dtype in NUMERIC_DTYPES and not (pa.types.is_null(arr.type) or _is_text(arr.type)):
         missing = _null_mask(arr)
         skip = missing.copy()
-        return _numbers_from_numbers(arr, dtype, skip, bad), missing
+        return _numbers_from_numbers(arr, dtype, skip, bad, col.finite), missing
     texts = text_column(arr, bad, strip)
     missing = _mark_missing(texts, nulls)
     skip = missing.copy()
     skip[bad.rows] = True
     missing[bad.rows] = False
     if col.dtype in NUMERIC_DTYPES:
-        return _numbers_from_text(texts, dtype, skip, bad), missing
+        return _numbers_from_text(texts, dtype, skip, bad, col.finite), missing
     if col.dtype == "string":
         vals = texts.cast(pa.binary()).to_numpy(zero_copy_only=False)
         return vals, missing
@@ -388,8 +404,10 @@ def _quick(arr: pa.Array, col: Column, nulls_done: bool, out) -> Coerced | None:
     if col.dtype in NUMERIC_DTYPES and t == pa.from_numpy_dtype(col.value_dtype):
         if arr.null_count and col.default is None:
             return None
+        if col.finite and has_nonfinite(arr):
+            return None
         return Coerced(fill_nulls(arr, col.default, out), Bad(), Bad(), arr.null_count)
-    if col.dtype == "key" and nulls_done and col.default is None and col.hash_salt is None and \
+    if col.dtype == "key" and nulls_done and col.default is None and col.hash_salt is None and not col.required and \
             not col.num_buckets and (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return Coerced(hashing.hash_strings(arr, out=out), Bad(), Bad(), 0)
     return None
@@ -432,7 +450,7 @@ def _coerce_single(arr: pa.Array, col: Column, nulls: tuple, replace_bad: bool, 
     if missing.any():
         if has_default:
             filled = int(missing.sum())
-        elif col.dtype in NUMERIC_DTYPES and col.output == "dense":
+        elif (col.dtype in NUMERIC_DTYPES or col.required) and col.output == "dense":
             for i in np.flatnonzero(missing):
                 bad.add(i, "", "missing value")
             bad.sort()

@@ -32,7 +32,7 @@ from sparseflow._src.data.readers.blocks import (
     read_fully,
     read_head_lines,
 )
-from sparseflow._src.data.readers.coerce import has_inf
+from sparseflow._src.data.readers.coerce import has_inf, has_nonfinite
 from sparseflow._src.data.readers.policy import BadRecord, text_of
 from sparseflow._src.data.readers.schema import Column, Schema
 
@@ -196,8 +196,8 @@ class _Plan:
                 any("\n" in t for _, t, _, _ in invalid):
             return None, None  # a quote ran over a line end
         for name in self.float_cols:
-            if has_inf(table.column(name)):
-                return None, None  # "1e39" -> inf in float32: let coerce judge the text
+            if (has_nonfinite if self.wanted[name].finite else has_inf)(table.column(name)):
+                return None, None  # "1e39" -> inf in float32 (or nan in a finite column): let coerce judge the text
         return table, invalid
 
     def _slow(self, piece, first_line: int) -> RawBlock:

@@ -103,12 +103,22 @@ class ReaderDataset(Dataset):
             raise ValueError("The dataset has not been read yet: iterate over it first")
         return stats.summary()
 
+    def read_blocks(self):
+        """The blocks of one pass, in file order, as they are read (``{name: array |
+        SparseTensorValue}`` each): a pass over files of any size in bounded memory."""
+        from sparseflow._src.data.dataset import IterContext
+
+        ctx = IterContext({})
+        try:
+            yield from self._iter_batches(ctx)
+        finally:
+            ctx.cancelled.set()
+
     def read_all(self) -> dict:
         """Every record of one pass as one block (``{name: array | SparseTensorValue}``)."""
         from sparseflow._src.data import dataset_structure as st
-        from sparseflow._src.data.dataset import IterContext
 
-        blocks = list(self._iter_batches(IterContext({})))
+        blocks = list(self.read_blocks())
         if not blocks:
             return {k: _empty(spec) for k, spec in self._element_spec.items()}
         return {k: st.concat_rows([b[k] for b in blocks]) for k in blocks[0]}

@@ -15,13 +15,14 @@ Coercion rules (the same for every format; see ``coerce.py``):
 
 - A field is *missing* when it is empty, null, absent, or one of the column's ``null_values``.
   A missing value becomes the column's ``default``. A dense numeric column without a default
-  (``default=None``) makes a missing value a bad record. A categorical column (``string`` /
-  ``key``) without a default keeps it missing: the missing marker in a dense column
-  (``MISSING_KEY`` for keys, -1 for bucket ids, ``b""`` for strings: the values TensorFlow's
+  (``default=None``), or a ``required`` column, makes a missing value a bad record. A
+  categorical column (``string`` / ``key``) without a default keeps it missing: the missing
+  marker in a dense column (``MISSING_KEY`` for keys, -1 for bucket ids, ``b""`` for strings: the values TensorFlow's
   feature columns ignore); a sparse column of any type has no entry for it.
 - Numeric text becomes a number (leading/trailing blanks and tabs allowed, ``1e3``, ``nan``,
   ``inf``). An integer column also takes the text of an integral float (``260.0`` -> 260);
-  ``2.5`` or a number out of the column's range is a bad record, never truncated or wrapped.
+  ``2.5`` or a number out of the column's range is a bad record, never truncated or wrapped;
+  so is ``nan`` or ``inf`` in a ``finite`` column.
   Integers are exact: their text is read as a decimal number, never through a float
   (``9007199254740993.0`` is 9007199254740993), and so are JSON integers of any size and Parquet
   decimals. Numbers typed by the format (JSON, Parquet) are cast under the same checks.
@@ -73,6 +74,10 @@ class Column:
         null_values: texts that mean "missing" in this column besides the empty string
             (e.g. ``("?",)`` in the Adult data).
         source: the column's name in the files when it differs from ``name``.
+        finite: for float columns, ``nan`` and ``inf`` are bad records ("not a finite number")
+            instead of values (a model's input that must be finite).
+        required: a missing value is a bad record whatever the type (e.g. a label column of
+            text); without it only a dense numeric column without default requires a value.
     """
 
     name: str
@@ -84,6 +89,8 @@ class Column:
     hash_salt: str | None = None
     null_values: tuple = ()
     source: str | None = None
+    finite: bool = False
+    required: bool = False
 
     def __post_init__(self):
         dtype = _ALIASES.get(self.dtype, self.dtype)

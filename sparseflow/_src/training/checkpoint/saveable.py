@@ -76,6 +76,18 @@ class SaveableObject:
                 checks.append(array_ops.reshape(restored, static.as_list()).op)
         return checks
 
+    # True for objects that read the checkpoint themselves (``restore_from_checkpoint``) instead of
+    # having the Saver read ``specs`` by name: an embedding table saved shard by shard, whose saved
+    # names depend on how many shards it had then, so that it restores into any number of shards.
+    reads_checkpoint = False
+
+    def restore_from_checkpoint(self, filename_tensor, validate_only: bool = False):
+        """For objects that read the checkpoint themselves: the op that restores this object from
+        the checkpoint ``filename_tensor`` (a prefix), or with ``validate_only`` the ops that fail
+        when it cannot be restored from it (a Saver runs them with every ``check_restored``, before
+        any restore)."""
+        raise NotImplementedError(f"{type(self).__name__} reads its checkpoint by name (reads_checkpoint is False).")
+
 
 class ReferenceVariableSaveable(SaveableObject):
     """A TF1 reference variable (its VariableV2 ref tensor), saved whole or as one slice."""

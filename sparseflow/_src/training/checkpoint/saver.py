@@ -116,14 +116,19 @@ class BaseSaverBuilder:
     def _add_restore_ops(self, filename_tensor, saveables, restore_sequentially, reshape, preferred_shard=-1,
                          name="restore_all"):
         restored = self._restored_tensors(filename_tensor, saveables, restore_sequentially, preferred_shard)
-        gate = _checks_gate([(saveables, restored)], reshape)
-        return core_ops.group(*_restore_after(gate, saveables, restored, reshape), name=name)
+        gate = _checks_gate([(saveables, restored)], reshape, filename_tensor)
+        return core_ops.group(*_restore_after(gate, saveables, restored, reshape, filename_tensor), name=name)
 
     def _restored_tensors(self, filename_tensor, saveables, restore_sequentially, preferred_shard):
-        """The restored tensors of each saveable (one list per saveable)."""
-        tensors = self.bulk_restore(filename_tensor, saveables, preferred_shard, restore_sequentially)
+        """The restored tensors of each saveable (one list per saveable; none for saveables that
+        read the checkpoint themselves)."""
+        by_name = [s for s in saveables if not s.reads_checkpoint]
+        tensors = self.bulk_restore(filename_tensor, by_name, preferred_shard, restore_sequentially) if by_name else []
         out, idx = [], 0
         for saveable in saveables:
+            if saveable.reads_checkpoint:
+                out.append([])
+                continue
             out.append(tensors[idx:idx + len(saveable.specs)])
             idx += len(saveable.specs)
         return out
@@ -159,11 +164,13 @@ class BaseSaverBuilder:
         for shard, (device, saveables) in enumerate(per_device):
             with g.device(device):
                 restored.append(self._restored_tensors(filename_tensor, saveables, restore_sequentially, shard))
-        gate = _checks_gate([(saveables, r) for (_, saveables), r in zip(per_device, restored)], reshape)
+        gate = _checks_gate([(saveables, r) for (_, saveables), r in zip(per_device, restored)], reshape,
+                            filename_tensor)
         shards = []
         for (device, saveables), r in zip(per_device, restored):
             with g.device(device):
-                shards.append(core_ops.group(*_restore_after(gate, saveables, r, reshape), name="restore_shard"))
+                shards.append(core_ops.group(*_restore_after(gate, saveables, r, reshape, filename_tensor),
+                                             name="restore_shard"))
         return core_ops.group(*shards, name="restore_all")
 
     def build(self, names_to_saveables, reshape=False, sharded=False, max_to_keep=5,
@@ -198,23 +205,28 @@ def _restored_shapes(saveable, reshape):
             for spec in saveable.specs]
 
 
-def _checks_gate(groups, reshape):
+def _checks_gate(groups, reshape, filename_tensor):
     """One op that runs after every restored tensor is read and every saveable's
-    ``check_restored`` passed: restores wait for it, so a refused restore assigns nothing."""
+    ``check_restored`` passed (``restore_from_checkpoint(validate_only=True)`` for saveables that
+    read the checkpoint themselves): restores wait for it, so a refused restore assigns nothing."""
     g = get_default_graph()
     waits = []
     for saveables, restored in groups:
         for saveable, tensors in zip(saveables, restored):
             waits.extend(t.op for t in tensors)
             with g.device(_set_cpu0(saveable.device) if saveable.device else None):
-                waits.extend(saveable.check_restored(tensors, _restored_shapes(saveable, reshape)))
+                if saveable.reads_checkpoint:
+                    waits.extend(saveable.restore_from_checkpoint(filename_tensor, validate_only=True))
+                else:
+                    waits.extend(saveable.check_restored(tensors, _restored_shapes(saveable, reshape)))
     return core_ops.group(*waits, name="restore_checked")
 
 
-def _restore_after(gate, saveables, restored, reshape):
+def _restore_after(gate, saveables, restored, reshape, filename_tensor):
     g = get_default_graph()
     with g.control_dependencies([gate]):
-        return [saveable.restore(tensors, _restored_shapes(saveable, reshape))
+        return [saveable.restore_from_checkpoint(filename_tensor) if saveable.reads_checkpoint else
+                saveable.restore(tensors, _restored_shapes(saveable, reshape))
                 for saveable, tensors in zip(saveables, restored)]
 
 

@@ -17,6 +17,12 @@ Every worker runs the same ``train_op`` on its own batches. How one global step 
 With ``total_num_replicas > replicas_to_aggregate`` the slowest workers are backups: the step
 goes on with the first gradients in, and theirs arrive stale and are dropped.
 
+Embedding tables take part through ``sparseflow.embedding.minimize(loss, sync_opt, global_step)``
+(which calls :meth:`SyncReplicasOptimizer.apply_gradients_with_tables`): each worker's row
+gradients are accumulated by key on the table part (or parameter server shard) owning them, and
+the chief's update applies their average once per step with the table's own optimizer, before the
+tokens go out (sparseflow/_src/embedding/sync.py).
+
 The accumulators and the token queue are shared by name (``<var name>/grad_accum``,
 ``sync_token_q``), so every worker's graph, built the same way, uses the same ones on the
 parameter servers. ``make_session_run_hook(is_chief)`` sets everything up in a
@@ -71,6 +77,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._sync_token_queue = None
         self._chief_queue_runner = None
         self._accumulator_list: list = []
+        self._table_sync = None  # the tables' part of the step (embedding/sync.py), when it trains tables
         self._local_step = None
 
     def compute_gradients(self, *args, **kwargs):
@@ -83,8 +90,17 @@ class SyncReplicasOptimizer(Optimizer):
         Also builds the chief's update (``get_chief_queue_runner``), ``local_step_init_op``,
         ``chief_init_op`` and ``ready_for_local_init_op``.
         """
+        return self.apply_gradients_with_tables(grads_and_vars, (), global_step=global_step, name=name)
+
+    def apply_gradients_with_tables(self, grads_and_vars, grads_and_lookups, global_step=None, name=None):
+        """``apply_gradients`` whose synchronous step also trains embedding tables: ``grads_and_lookups``
+        are (gradient, ``sparseflow.embedding.Lookup``) pairs (``sparseflow.embedding.compute_gradients``).
+        Each worker accumulates its row gradients before it waits for its token; the chief applies their
+        average per table part, then releases the tokens. ``sparseflow.embedding.minimize(loss, self,
+        global_step)`` calls this."""
         grads_and_vars = list(grads_and_vars)
-        if not grads_and_vars:
+        grads_and_lookups = list(grads_and_lookups)
+        if not grads_and_vars and not grads_and_lookups:
             raise ValueError("Must supply at least one variable")
         if global_step is None:
             raise ValueError("Global step is required to check staleness")
@@ -119,14 +135,28 @@ class SyncReplicasOptimizer(Optimizer):
                         raise ValueError(f"Unknown grad type! {type(grad).__name__} for {var.name}")
                     self._accumulator_list.append((accum, var.device))
 
+            table_update = None
+            if grads_and_lookups:
+                from sparseflow._src.embedding.sync import TableSyncStep
+
+                self._table_sync = TableSyncStep(grads_and_lookups)
+                train_ops.append(self._table_sync.accumulate(self._local_step))
+                table_update = self._table_sync.apply(self._replicas_to_aggregate)
+                chief_init_ops.append(self._table_sync.set_global_step(global_step))
+
             with g.device(global_step.device), name_scope(""):
-                update_op = self._opt.apply_gradients(zip(aggregated_grads, var_list), global_step)
+                if var_list:
+                    update_op = self._opt.apply_gradients(zip(aggregated_grads, var_list), global_step)
+                else:  # tables only: the step ends with their update
+                    with g.control_dependencies([table_update]):
+                        update_op = state_ops.assign_add(global_step, 1)
+                released_after = [update_op] if table_update is None else [update_op, table_update]
                 self._sync_token_queue = FIFOQueue(-1, global_step.dtype.base_dtype, shapes=(), name="sync_token_q",
                                                    shared_name="sync_token_q")
                 with g.control_dependencies(train_ops):
                     token = self._sync_token_queue.dequeue()
                 train_op = state_ops.assign(self._local_step, token)
-                with g.control_dependencies([update_op]):
+                with g.control_dependencies(released_after):
                     tokens = array_fill_ops.fill([self._tokens_per_step], global_step)
                     sync_op = self._sync_token_queue.enqueue_many((tokens,))
                 if self._variable_averages is not None:

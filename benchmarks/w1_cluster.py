@@ -1,0 +1,136 @@
+"""W1 on a local cluster: ``widedeep_criteo.py --ps N --workers M`` (the same model as the one-process
+run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/peers/w1_tf_dist.py``:
+
+- one process per task on 127.0.0.1 (``tf.train.Server``); ps tasks only serve;
+- workers build the model under ``tf.train.replica_device_setter``: dense variables and their Adam
+  updates on the ps tasks, both embedding tables sharded over all ps tasks (one pull and one push
+  per ps per step for both tables);
+- each worker trains its own contiguous shard of the training rows for one epoch, asynchronously,
+  the first 5 steps untimed; the chief (worker 0) initializes, the others wait for it;
+- every worker counts itself done on a ps variable; the chief waits for all, then evaluates the
+  exact rank AUC on the last 10% of rows.
+
+Prints one JSON line (the launcher's): ``examples_per_s`` is all workers' timed examples over the
+window from the first worker's timed start to the last worker's end, ``test_auc`` the chief's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_ports(n: int) -> list[int]:
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def launch(args, make_data) -> dict:
+    """Runs the cluster (``args.ps`` ps, ``args.workers`` workers) and returns the JSON result."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.data or make_data(os.path.join(tmp, "criteo_synthetic.tsv"))
+        ports = free_ports(args.ps + args.workers)
+        hosts = ["--ps-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[:args.ps]),
+                 "--worker-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[args.ps:])]
+        base = [sys.executable, os.path.join(HERE, "widedeep_criteo.py"), "--data", path, *hosts,
+                "--seed", str(args.seed), "--profile-steps", "0"]
+        if args.rows:
+            base += ["--rows", str(args.rows)]
+        env = dict(os.environ)
+        ps = [subprocess.Popen(base + ["--task", f"ps:{i}"], env=env, stdout=subprocess.DEVNULL)
+              for i in range(args.ps)]
+        workers = [subprocess.Popen(base + ["--task", f"worker:{i}"], env=env, stdout=subprocess.PIPE, text=True)
+                   for i in range(args.workers)]
+        outs = []
+        try:
+            for p in workers:
+                out, _ = p.communicate(timeout=args.timeout)
+                lines = [line for line in out.splitlines() if line.startswith("{")]
+                outs.append(json.loads(lines[-1]) if lines else {"error": "no output", "rc": p.returncode})
+        finally:
+            for p in ps + workers:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    bad = [o for o in outs if "t_start" not in o]
+    if bad:
+        return {"impl": "sparseflow_dist_async", "error": bad}
+    t0 = min(o["t_start"] for o in outs)
+    t1 = max(o["t_end"] for o in outs)
+    examples = sum(o["timed_examples"] for o in outs)
+    chief = outs[0]
+    return {"impl": "sparseflow_dist_async", "ps": args.ps, "workers": args.workers,
+            "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
+            "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
+            "batch": chief["batch"], "blas": chief.get("blas")}
+
+
+def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None) -> dict | None:
+    """One task of the cluster (``args.task`` = ``ps:i`` or ``worker:i``)."""
+    import numpy as np
+
+    job, index = args.task.split(":")
+    index = int(index)
+    cluster = tf.train.ClusterSpec({"ps": args.ps_hosts.split(","), "worker": args.worker_hosts.split(",")})
+    server = tf.train.Server(cluster, job_name=job, task_index=index)
+    if job == "ps":
+        server.join()
+        return None
+    num_workers = cluster.num_tasks("worker")
+    keys, dense, labels = load(args.data, args.rows)
+    n = len(labels)
+    n_train = int(n * 0.9)
+    per = n_train // num_workers
+    lo = index * per
+    steps = per // batch
+    setter = tf.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster)
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=setter)
+    with g.as_default(), tf.device(setter):
+        done = tf.get_variable("workers_done", [], tf.int32, initializer=tf.zeros_initializer(), trainable=False)
+        mark_done = done.assign_add(1)
+        not_ready = tf.report_uninitialized_variables()
+        init = tf.group(init, done.initializer)
+    with tf.Session(server.target, graph=g) as sess:
+        if index == 0:
+            sess.run(init)
+        else:
+            t_wait = time.monotonic()
+            while len(sess.run(not_ready)):
+                if time.monotonic() - t_wait > 600:
+                    raise RuntimeError("the chief never initialized the model")
+                time.sleep(0.2)
+        step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
+        stamps = []
+        for s in range(steps):
+            if s == warmup:
+                stamps.append(time.time())
+            a, b = lo + s * batch, lo + (s + 1) * batch
+            step(keys[a:b], dense[a:b], labels[a:b])
+        stamps.append(time.time())
+        sess.run(mark_done)
+        timed = (steps - warmup) * batch
+        out = {"task": index, "t_start": stamps[0], "t_end": stamps[-1], "timed_examples": timed,
+               "examples_per_s": round(timed / (stamps[-1] - stamps[0]), 1), "test_auc": None, "rows": n,
+               "batch": batch, "blas": blas}
+        if index == 0:
+            while sess.run(done) < num_workers:
+                time.sleep(0.1)
+            predict = sess.make_callable(probs, [k_ph, x_ph])
+            scores = np.concatenate([predict(keys[i:i + 16384], dense[i:i + 16384]) for i in range(n_train, n, 16384)])
+            out["test_auc"] = round(rank_auc(labels[n_train:], scores), 5)
+    print(json.dumps(out), flush=True)
+    return out

@@ -1,0 +1,75 @@
+"""Matrix products on the intra-op pool: a large GEMM as blocks of output rows, each one
+single-threaded BLAS call, claimed one at a time by the pool's threads and the caller.
+
+This is how TensorFlow's CPU runtime shards a contraction over its intra-op pool, and it is what
+``intra_op.gemm_mode() == "pool"`` selects (the BLAS library then runs one thread per call). The
+other mode, ``"blas"``, leaves the threading to the BLAS library (OpenBLAS splits each GEMM
+statically over its own threads, which wait spinning between calls). Blocks are claimed
+dynamically, so a thread that loses its core to another process does not hold the others up;
+no thread spins; and an ``epilogue(lo, hi)`` (a bias and an activation) runs on each block
+while it is still in cache.
+
+Example:
+    >>> import numpy as np
+    >>> a, b = np.ones((300, 4), np.float32), np.ones((4, 2), np.float32)
+    >>> matmul(a, b, min_flop=0)[:2].tolist()
+    [[4.0, 4.0], [4.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from sparseflow._src.kernels import intra_op
+
+MIN_FLOP = 4_000_000  # products smaller than this are one BLAS call
+MIN_ROWS = 32  # rows per block at least
+BLOCKS_PER_THREAD = 3  # more blocks than threads: a slow thread takes fewer
+REPACK_FLOP_PER_ELEMENT = 256  # flops a block must do per element of the operand it packs again
+
+
+def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP) -> np.ndarray:
+    """``a @ b`` (2-D, BLAS-able float arrays, transposed views allowed) into a new C-order array;
+    ``epilogue(out, lo, hi)`` is applied to rows ``lo..hi`` once they are made.
+
+    Each block's BLAS call packs the operand the blocks share again, so the product is split where
+    that operand is smaller: by rows of ``a`` (``b`` repeated) or by columns of ``b`` (``a``
+    repeated; each block then goes through a small contiguous buffer). Blocks are one per thread
+    when the shared operand is large next to a block's work, else ``BLOCKS_PER_THREAD`` per thread."""
+    m, k = a.shape
+    n = b.shape[1]
+    threads = intra_op.intra_op_threads() if intra_op.gemm_mode() == "pool" else 1
+    flop = 2 * m * k * n
+    by_rows = k * n <= m * k
+    extent = m if by_rows else n
+    if threads <= 1 or flop < min_flop or extent < 2 * MIN_ROWS:
+        out = np.matmul(a, b)
+        if epilogue is not None and out.size:
+            epilogue(out, 0, m)
+        return out
+    out = np.empty((m, n), np.result_type(a.dtype, b.dtype))
+    shared = k * n if by_rows else m * k
+    per_thread = BLOCKS_PER_THREAD if flop / shared >= REPACK_FLOP_PER_ELEMENT * threads * BLOCKS_PER_THREAD else 1
+    blocks = min(threads * per_thread, extent // MIN_ROWS)
+    bounds = [extent * i // blocks for i in range(blocks + 1)]
+    claim = itertools.count()  # next() on a count is atomic under the GIL
+
+    def work():
+        while True:
+            i = next(claim)
+            if i >= blocks:
+                return
+            lo, hi = bounds[i], bounds[i + 1]
+            if by_rows:
+                np.matmul(a[lo:hi], b, out=out[lo:hi])
+                if epilogue is not None:
+                    epilogue(out, lo, hi)
+            else:
+                out[:, lo:hi] = np.matmul(a, b[:, lo:hi])
+
+    intra_op.run_on_pool(work, min(threads, blocks))
+    if epilogue is not None and not by_rows:
+        intra_op.parallel_for(lambda lo, hi: epilogue(out, lo, hi), m, MIN_ROWS)
+    return out

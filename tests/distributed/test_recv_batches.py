@@ -1,0 +1,87 @@
+"""Remote receives travel in batches (one RecvTensors call) only when that cannot deadlock: variable
+reads from a ps in one call, gradients into the ps in one call, and a value the ps computes after
+the worker's gradients arrive never in the same call as what the worker needs before."""
+
+import numpy as np
+
+import sparseflow as tf
+from sparseflow._src.runtime.recv_batches import recv_batches
+
+
+def _registered(server, handle=None):
+    """The PartitionGraphs registered on ``server``'s worker (all sessions)."""
+    out = []
+    for ws in server.worker._sessions.values():
+        out.extend(ws.graphs.values())
+    return out
+
+
+def test_reads_and_gradients_each_travel_in_one_call(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3])
+        with tf.device("/job:ps/task:0"):
+            ws = [tf.Variable(np.full([3, 3], 0.1 * (i + 1), np.float32), name=f"w{i}") for i in range(3)]
+        with tf.device("/job:worker/task:0"):
+            h = x
+            for w in ws:
+                h = tf.matmul(h, w)
+            loss = tf.reduce_sum(h * h)
+            train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        with tf.Session(servers["worker:0"].target) as sess:
+            sess.run(tf.global_variables_initializer())
+            before = sess.run(loss, {x: np.ones([2, 3], np.float32)})
+            sess.run(train, {x: np.ones([2, 3], np.float32)})
+            assert sess.run(loss, {x: np.ones([2, 3], np.float32)}) < before
+            worker_graph = [g for g in _registered(servers["worker:0"]) if len(g.remote_batches) == 1]
+            ps_graph = [g for g in _registered(servers["ps:0"]) if any(len(b) >= 3 for b in g.remote_batches)]
+            assert any(len(g.remote_batches[0]) == 3 for g in worker_graph)  # the three reads, one call
+            assert ps_graph  # the three gradients (and the learning rate), one call
+
+
+def test_a_value_computed_after_the_workers_gradients_is_pulled_on_its_own(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        with tf.device("/job:ps/task:0"):
+            w = tf.Variable(np.ones([2, 1], np.float32), name="w")
+            b = tf.Variable(np.zeros([1], np.float32), name="b")
+        with tf.device("/job:worker/task:0"):
+            loss = tf.reduce_sum(tf.matmul(x, w) + b)
+            train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        with tf.device("/job:ps/task:0"), tf.control_dependencies([train]):
+            after = tf.identity(w.read_value(), name="w_after_update")
+        with tf.Session(servers["worker:0"].target) as sess:
+            sess.run(tf.global_variables_initializer())
+            _, w_after = sess.run([w, after], {x: [[1.0, 2.0]]}, options=tf.RunOptions(timeout_in_ms=60000))
+    np.testing.assert_allclose(w_after[:, 0], [0.5, 0.0])
+
+
+def test_the_planner_keeps_a_round_trip_out_of_a_batch():
+    from sparseflow._src.framework import dtypes
+    from sparseflow._src.framework.ir import NodeIR
+
+    w = "/job:worker/replica:0/task:0/device:CPU:0"
+    p = "/job:ps/replica:0/task:0/device:CPU:0"
+    f = dtypes.float32
+
+    def pair(name, src, dst, src_dev, dst_dev):
+        a = {"tensor_name": name, "send_device": src_dev, "recv_device": dst_dev, "send_device_incarnation": 1}
+        return (NodeIR(f"s_{name}", "_Send", [src], src_dev, dict(a, T=f)),
+                NodeIR(f"r_{name}", "_Recv", [], dst_dev, dict(a, tensor_type=f), [f]))
+
+    v1 = NodeIR("v1", "Const", [], p, {}, [f])
+    v2 = NodeIR("v2", "Const", [], p, {}, [f])
+    s1, r1 = pair("a", "v1:0", None, p, w)
+    g = NodeIR("g", "Neg", ["r_a:0"], w, {}, [f])
+    s2, r2 = pair("g", "g:0", None, w, p)
+    late = NodeIR("late", "Add", ["v2:0", "r_g:0"], p, {}, [f])  # needs the worker's gradient
+    s3, r3 = pair("late", "late:0", None, p, w)
+    s4, r4 = pair("b", "v2:0", None, p, w)
+    order = [v1, v2, s1, s4, r1, r4, g, s2, r2, late, s3, r3]
+    batches = recv_batches(order, "/job:worker/replica:0/task:0")
+    assert batches == [["r_a", "r_b"]]  # r_late waits for the worker's own send: alone
+    # A send placed after the ps's receive of the gradient waits for it, data edge or not.
+    s5, r5 = pair("c", "v1:0", None, p, w)
+    order = [v1, v2, s1, s4, r1, r4, g, s2, r2, s5, late, s3, r5, r3]
+    assert recv_batches(order, "/job:worker/replica:0/task:0") == [["r_a", "r_b"], ["r_c", "r_late"]]
