@@ -169,6 +169,33 @@ def _finite_differences(entry, run) -> list[str]:
     return out
 
 
+def _runtime_params():
+    return [pytest.param(family, e, id=f"{family}:{e.id}") for family in FAMILIES for e in family_entries(family)
+            if e.runtime_op]
+
+
+@pytest.mark.parametrize("family,entry", _runtime_params())
+def test_runtime_inserted_op_is_in_the_optimized_graph(family, entry):
+    """A runtime-inserted op's entry checks that op only if its programs make the runtime use it:
+    the partition graphs of at least one sample (forward and gradient, static shapes) hold it."""
+    dtypes = list(entry.dtypes) if entry.dtypes is not None else harness.entry_dtypes(entry, sf_allowed_types(entry))
+    run = harness.EntryRun(tf, entry, "static", dtypes)
+    run.forward()
+    run.gradients()
+    seen = set()
+    for b in run.builts:
+        if b.error or "error" in run.records[b.key]:
+            continue
+        with run._session(b.graph) as sess:
+            if b.init is not None:
+                sess.run(b.init, b.feeds)
+            meta = tf.RunMetadata()
+            sess.run([b.outputs, b.targets, b.grad_fetch], {**b.feeds, **b.grad_feeds},
+                     options=tf.RunOptions(output_partition_graphs=True), run_metadata=meta)
+        seen |= {n.op for g in meta.partition_graphs for n in g.node}
+    assert entry.op_type in seen, f"{entry.id}: no sample's optimized graph has {entry.op_type} (has {sorted(seen)})"
+
+
 def test_fixture_records_decode():
     """Every fixture file decodes and names the TensorFlow version it was recorded with."""
     for family in FAMILIES:
