@@ -82,8 +82,8 @@ def worker_main(conn):
                 family, entry_id, samples, dtypes, mode = args
                 entry = dataclasses.replace(_entry(family, entry_id))
                 entry.samples = [s for s in entry.samples if s.name in samples]
-                result = {f"{k}|{mode}": r for k, r in harness.run_entry(tf, entry, dtypes, (mode,))[mode]
-                          .records.items()}
+                run = harness.run_entry(tf, entry, dtypes, (mode,), graph_per_dtype=True)[mode]
+                result = {f"{k}|{mode}": r for k, r in run.records.items()}
                 result["__version__"] = tf.__version__
         except Exception as e:  # noqa: BLE001 - reported to the parent, which stops
             conn.send(("error", f"{type(e).__name__}: {e}"))

@@ -113,21 +113,23 @@ class Built:
 class EntryRun:
     """The graph of one entry in one mode, its session, and the records it produces."""
 
-    def __init__(self, tf, entry, mode, dtypes):
+    def __init__(self, tf, entry, mode, dtypes, graph_per_dtype=False):
         self.tf, self.entry, self.mode = tf, entry, mode
+        self.graph_per_dtype = graph_per_dtype
         self.builts = []
-        self.graphs = []  # one graph per sample, holding every dtype of it
+        self.graphs = []  # one graph per sample holding every dtype of it, or one per (sample, dtype)
         for sample in entry.samples:
             if mode not in sample.modes:
                 continue
-            graph = tf.Graph()
-            with graph.as_default():
-                group = [self._build(sample, dtype, i) for i, dtype in enumerate(dtypes)
-                         if spec.applies(sample, dtype)]
-            for b in group:
-                b.graph = graph
-            self.graphs.append(graph)
-            self.builts.extend(group)
+            todo = [(i, dtype) for i, dtype in enumerate(dtypes) if spec.applies(sample, dtype)]
+            for chunk in ([[x] for x in todo] if graph_per_dtype else [todo]):
+                graph = tf.Graph()
+                with graph.as_default():
+                    group = [self._build(sample, dtype, i) for i, dtype in chunk]
+                for b in group:
+                    b.graph = graph
+                self.graphs.append(graph)
+                self.builts.extend(group)
         self.records = {b.key: {"fp": b.fp} for b in self.builts}
         self.resolved = {b.key: spec.with_dtype(b.sample, b.dtype) for b in self.builts}
 
@@ -179,8 +181,13 @@ class EntryRun:
 
     # ------------------------------------------------------------ running
     def _session(self, graph):
-        if self.entry.cpu_devices > 1:
+        if self.entry.cpu_devices > 1 or self.graph_per_dtype:
             config = self.tf.ConfigProto(device_count={"CPU": self.entry.cpu_devices})
+            if self.graph_per_dtype:
+                # TensorFlow (which records this way) skips its graph optimizer on graphs of fewer
+                # than 4 nodes, and a few ops' results depend on it (Split of a scalar, num_split=1):
+                # optimize every graph, as any real program's.
+                config.graph_options.rewrite_options.min_graph_nodes = -1
             return self.tf.Session(graph=graph, config=config)
         return self.tf.Session(graph=graph)
 
@@ -334,8 +341,10 @@ def entry_dtypes(entry, allowed_of_type_attr) -> list:
     return [d for d in allowed_of_type_attr if d not in spec.EXCLUDED_DTYPES]
 
 
-def run_entry(tf, entry, dtypes, modes=spec.MODES, with_grads=True):
-    """{mode: EntryRun} with forward (and gradient) records filled in."""
+def run_entry(tf, entry, dtypes, modes=spec.MODES, with_grads=True, graph_per_dtype=False):
+    """{mode: EntryRun} with forward (and gradient) records filled in. ``graph_per_dtype``: each
+    (sample, dtype) in its own graph (TensorFlow places a whole graph at its first run, so one
+    dtype without a kernel fails every run of a graph that holds it)."""
     if entry.workdir:  # relative file names resolve in a fresh directory per mode, the same in every run
         import os
         import tempfile
@@ -346,18 +355,18 @@ def run_entry(tf, entry, dtypes, modes=spec.MODES, with_grads=True):
             for mode in modes:
                 with tempfile.TemporaryDirectory() as d:
                     os.chdir(d)
-                    runs.update(_run_modes(tf, entry, dtypes, (mode,), with_grads))
+                    runs.update(_run_modes(tf, entry, dtypes, (mode,), with_grads, graph_per_dtype))
                     os.chdir(here)
         finally:
             os.chdir(here)
         return runs
-    return _run_modes(tf, entry, dtypes, modes, with_grads)
+    return _run_modes(tf, entry, dtypes, modes, with_grads, graph_per_dtype)
 
 
-def _run_modes(tf, entry, dtypes, modes, with_grads):
+def _run_modes(tf, entry, dtypes, modes, with_grads, graph_per_dtype=False):
     runs = {}
     for mode in modes:
-        r = EntryRun(tf, entry, mode, dtypes)
+        r = EntryRun(tf, entry, mode, dtypes, graph_per_dtype)
         r.forward()
         if with_grads:
             r.gradients()

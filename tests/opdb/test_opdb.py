@@ -4,8 +4,9 @@ For each entry, in each mode (constants folded by the passes, placeholders of kn
 unknown dimensions, of unknown rank) and each dtype of its OpDef: forward values, output dtypes,
 runtime and static shapes and errors must be TensorFlow's; static shapes must admit the runtime
 shape; gradients (real float inputs and outputs) must be TensorFlow's, and a directional
-finite-difference check runs on the samples marked ``fd``. Entries not compared with TensorFlow
-(no TF equivalent) still run every mode and must agree across modes.
+finite-difference check runs on the samples marked ``fd``; gradients in every mode must equal those
+of known shapes. Entries not compared with TensorFlow (no TF equivalent) still run every mode and
+must agree across modes.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def test_entry(family, entry):
     else:
         problems += _cross_mode(entry, runs)
     problems += _own_checks(runs)
+    problems += _gradients_across_modes(entry, runs)
     problems += _finite_differences(entry, runs["static"])
     assert not problems, f"{entry.id}: {len(problems)} problems\n" + summarize(problems)
 
@@ -156,6 +158,22 @@ def _own_checks(runs) -> list[str]:
             msg = b.sample.check(inputs, b.sample.attrs, outs)
             if msg:
                 out.append(f"{b.key}|{mode}: {msg}")
+    return out
+
+
+def _gradients_across_modes(entry, runs) -> list[str]:
+    """Gradients at unknown dimensions and unknown rank (and of folded constants) must be those of
+    known shapes, also where TensorFlow's are not compared (it has none, or a known difference)."""
+    out = []
+    ref = runs["static"].records
+    for mode, run in runs.items():
+        if mode == "static":
+            continue
+        for key, rec in run.records.items():
+            want = ref.get(key, {}).get("grad")
+            if isinstance(want, list) and isinstance(rec.get("grad"), list):
+                out += [p.replace("TensorFlow", "static mode") for p in
+                        compare._compare_grads(entry, f"{key}|{mode}", rec["grad"], want)]
     return out
 
 

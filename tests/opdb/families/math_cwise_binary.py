@@ -65,7 +65,14 @@ def _samples(x_range, y_range, away, fd, names=("x", "y")):
 
 _COMPLEX_INFINITIES = {"edge_pairs|complex*": "complex division and powers with infinite or NaN parts: "
                                               "TensorFlow's formulas give NaN where NumPy's give 0 or inf"}
-_DIFFERS = {op: _COMPLEX_INFINITIES for op in ("Div", "DivNoNan", "Pow", "Xdivy")}
+_DIFFERS = {op: _COMPLEX_INFINITIES for op in ("Div", "DivNoNan", "RealDiv", "Pow", "Xdivy")}
+_DIFFERS["FloorDiv"] = {f"edge_pairs|{d}": "a subnormal quotient (1 / -max): TensorFlow's CPU threads flush it to "
+                                            "zero, so its floor is -0.0; sparseflow keeps IEEE subnormals (floor -1.0)"
+                        for d in ("float32", "float64")}
+for _op in ("TruncateDiv", "TruncateMod"):
+    _DIFFERS[_op] = {"edge_pairs|*int*": "integer division by zero: TensorFlow 2.21 raises InternalError for "
+                                         "TruncateDiv/TruncateMod (InvalidArgumentError for FloorDiv/FloorMod); "
+                                         "sparseflow raises InvalidArgumentError for all four, the class of bad input"}
 
 ENTRIES = []
 for _op, _x, _y, _away, _fd in BINARY:

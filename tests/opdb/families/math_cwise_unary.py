@@ -51,6 +51,10 @@ _DIFFERS = {
     "Erf": {"edges|float64": "TensorFlow 2.21's float64 erf returns NaN at +-inf and +-max; sparseflow +-1"},
     "Expm1": {"edges|complex*": "TensorFlow's complex expm1 of inf+0j is NaN+NaN*j; sparseflow gives the "
                                 "limit inf+NaN*j (exp(z) - 1)"},
+    **{op: {"edges|complex128": "TensorFlow's complex128 1 / (inf+0j) is NaN+NaN*j; sparseflow gives the limit 0 "
+                                "(its complex64 one, like sparseflow, 0)"} for op in ("Inv", "Reciprocal")},
+    "Round": {"*|int*": "TensorFlow 2.21's integer Round returns zeros; sparseflow returns the integers (rounding "
+                        "an integer leaves it)"},
 }
 _GRAD_RTOL = {"Digamma": 1e-9}  # its gradient (trigamma) is a series good to ~1e-10, like TF's polygamma
 
@@ -95,6 +99,7 @@ def _cast_entry(src):
         Sample("to_same_rank0", {"x": regular()}, {"DstT": src}),
         Sample("to_float64_matrix", {"x": regular(2, 3)}, {"DstT": "float64"}, fd=True),
         Sample("to_int32_empty", {"x": empty(0, 3)}, {"DstT": "int32"}),
+        Sample("to_float32_empty", {"x": empty(0, 3)}, {"DstT": "float32"}),
         Sample("truncate_to_float16", {"x": regular(4, lo=-100, hi=100)}, {"DstT": "float16", "Truncate": True}),
     ]
     return OpEntry("Cast", samples, name=f"Cast_from_{src}", dtypes=(src,), type_attr="SrcT",
@@ -115,7 +120,9 @@ ENTRIES.append(OpEntry("ClipByValue", [
     Sample("empty", {"t": empty(0, 3), "clip_value_min": T(0.0), "clip_value_max": T(1.0)}),
     Sample("edges", {"t": EDGES, "clip_value_min": T(-1.0), "clip_value_max": T(1.0)}, grad=False),
     Sample("bad_bounds_shape", {"t": regular(2, 3), "clip_value_min": regular(3), "clip_value_max": T(1.0)}),
-], dtypes=None))
+], dtypes=None, differs={"*|complex*": "complex numbers have no order: TensorFlow's kernel drops imaginary parts "
+                                       "it should not (clip(-0.5+2j, -1, 1) = -0.5+0j); sparseflow orders complex "
+                                       "values as NumPy does (by real part, then imaginary part)"}))
 
 
 def _select_samples(v2):

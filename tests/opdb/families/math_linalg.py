@@ -157,6 +157,7 @@ ENTRIES += [
         Sample("all_upper", {"input": regular(2, 3, 3), "num_lower": i64(0), "num_upper": i64(-1)}, fd=True),
         Sample("int32_bands", {"input": regular(3, 3), "num_lower": i32(-1), "num_upper": i32(1)}),
         Sample("empty", {"input": empty(0, 3), "num_lower": i64(1), "num_upper": i64(1)}),
+        Sample("empty_batch", {"input": empty(0, 3, 3), "num_lower": i64(1), "num_upper": i64(0)}),
         Sample("too_wide_band", {"input": regular(2, 2), "num_lower": i64(3), "num_upper": i64(0)}),
         Sample("rank1", {"input": regular(3), "num_lower": i64(0), "num_upper": i64(0)}),
     ], dtypes=("bool", "int32", "float32", "float64", "complex64")),
