@@ -40,6 +40,7 @@ from sparseflow import (
     python_io,
     queue,
     random,
+    raw_ops,
     saved_model,
     sparse,
     strings,

@@ -105,6 +105,8 @@ _pads = [
              [rand(3, 3, 2)], name="MirrorPad_symmetric"),
     GradCase("MirrorPad", lambda x: tf.gradients(tf.reduce_sum(weighted(tf.pad(x * x, [[1, 1]], mode="REFLECT"))),
                                                  x)[0], [rand(4)], name="MirrorPad_second_derivative"),
+    GradCase("MirrorPadGrad", lambda g: weighted(tf.raw_ops.MirrorPadGrad(input=g, paddings=[[1, 2], [0, 1]],
+                                                                        mode="SYMMETRIC")), [rand(6, 4)]),
     GradCase("ReverseV2", lambda x: weighted(tf.reverse(x, [0, 2])), [rand(2, 3, 2)]),
     GradCase("ReverseSequence",
              lambda x: weighted(tf.reverse_sequence(x, tf.constant([3, 1, 2], tf.int64), seq_axis=1, batch_axis=0)),

@@ -156,7 +156,7 @@ def test_fused_batch_norm_grad_matches_finite_differences():
                     [dy.astype(np.float32), x.astype(np.float32), scale.astype(np.float32),
                      m.astype(np.float32), v.astype(np.float32), np.float32(0)],
                     {"epsilon": eps}).outputs
-    assert outs[0].shape.as_list() == list(x.shape) and outs[3].shape.as_list() == [0]
+    assert outs[0].shape.as_list() == list(x.shape) and outs[3].shape.as_list() == []
     dx, ds, do = run(outs[:3])
     h = 1e-6
     num_dx = np.zeros_like(x)

@@ -32,6 +32,14 @@ def test_nested_fetch_structures():
     assert out["t"] == pytest.approx(21.0)
 
 
+def test_empty_fetch_structures_run_nothing_and_come_back_empty():
+    x, _, _, _ = _model()
+    with tf.Session() as sess:  # as TensorFlow: tf.gradients of a NotDifferentiable op gives [None] -> fetch []
+        assert sess.run([]) == [] and sess.run([[]], {x: DATA}) == [[]] and sess.run({}) == {}
+        with pytest.raises(TypeError, match="Cannot interpret feed_dict key"):
+            sess.run([], {"nope:0": 1.0})
+
+
 def test_fetch_by_name_and_op_targets():
     x, _, y, total = _model()
     with tf.Session() as sess:

@@ -18,6 +18,7 @@ Example:
     [-1.0, -0.5]
 """
 
+from sparseflow._src.embedding import sync_ops as _sync_ops  # noqa: F401 - registers the synchronous-training ops
 from sparseflow._src.embedding.api import (
     EmbeddingTable,
     Lookup,

@@ -51,15 +51,15 @@ def _known_dtype(value):
 
 def _normalize_attr(kind: str, value):
     if value is None:
-        return None
+        return as_shape(None) if kind == "shape" else None  # a shape attr of None: unknown rank
     if kind == "type":
         return dtypes.as_dtype(value)
     if kind == "shape":
         return as_shape(value)
     if kind == "int":
         return int(value)
-    if kind == "float":
-        return float(value)
+    if kind == "float":  # an AttrValue float is 32 bits: kernels see TensorFlow's rounded value (0.3 -> 0.30000001)
+        return float(np.float32(value))
     if kind == "bool":
         return bool(value)
     if kind == "string":
@@ -201,10 +201,10 @@ def _set_type_attr(attrs, attr, dtype, arg, op_type):
 
 
 def _check_allowed(op_type, a, value):
-    if a.allowed_values is None or value is None:
+    if value is None:
         return
     values = value if a.type.startswith("list(") else [value]
-    for v in values:
+    for v in values if a.allowed_values is not None else ():
         if v not in a.allowed_values:
             allowed = ", ".join(getattr(x, "name", str(x)) for x in a.allowed_values)
             shown = getattr(v, "name", v)
@@ -213,6 +213,9 @@ def _check_allowed(op_type, a, value):
                             f"not in list of allowed values: {allowed}")
     if a.minimum is not None and a.type == "int" and value < a.minimum:
         raise ValueError(f"Attr '{a.name}' of '{op_type}' Op must be >= {a.minimum}, got {value}.")
+    if a.minimum is not None and a.type.startswith("list(") and len(value) < a.minimum:
+        raise ValueError(f"Attr '{a.name}' of '{op_type}' Op must have at least {a.minimum} elements, got "
+                         f"{len(value)}.")
 
 
 def op_outputs(op: Operation):

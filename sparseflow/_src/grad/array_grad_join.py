@@ -149,45 +149,14 @@ RegisterGradient("Pad")(_pad_grad)
 RegisterGradient("PadV2")(_pad_grad)  # like TensorFlow, no gradient for constant_values
 
 
-def _mirror_sources(n, before, after, symmetric):
-    """For each position of a mirror-padded axis, the input position it copies."""
-    k = array_ops.range(before + n + after, dtype=n.dtype.base_dtype) - before
-    s = 1 if symmetric else 0
-    left = -k - s
-    right = 2 * n - 2 + s - k
-    return math_ops.where(k < 0, left, math_ops.where(k >= n, right, k))
-
-
-def _move_axis(t, src, dst, rank):
-    perm = list(range(rank))
-    perm.insert(dst, perm.pop(src))
-    return array_ops.transpose(t, perm)
-
-
 @RegisterGradient("MirrorPad")
 def _mirror_pad_grad(op, grad):
-    """Folds each axis's mirrored borders back onto the positions they copy (a segment sum per axis)."""
-    x, paddings = op.inputs[0], op.inputs[1]
-    rank = x.shape.ndims
-    if rank is None:
-        rank = paddings.shape[0].value
-    if rank is None:
-        raise ValueError(f"The gradient of MirrorPad {op.name!r} needs the input rank to be known statically")
-    symmetric = op.get_attr("mode") in ("SYMMETRIC", b"SYMMETRIC")
-    index_dtype = paddings.dtype.base_dtype
-    in_shape = array_ops.shape(x, out_type=index_dtype)
-    g = dense(grad)
-    for axis in range(rank):
-        static = constant_value(paddings)
-        if static is not None and int(static[axis][0]) == 0 and int(static[axis][1]) == 0:
-            continue
-        n = in_shape[axis]
-        src = _mirror_sources(n, paddings[axis, 0], paddings[axis, 1], symmetric)
-        front = _move_axis(g, axis, 0, rank) if axis else g
-        folded = nn_ops.unsorted_segment_sum(front, src, n)
-        g = _move_axis(folded, 0, axis, rank) if axis else folded
-    g.set_shape(x.shape)
-    return [g, None]
+    return [apply_op("MirrorPadGrad", [dense(grad), op.inputs[1]], {"mode": op.get_attr("mode")}).outputs[0], None]
+
+
+@RegisterGradient("MirrorPadGrad")
+def _mirror_pad_grad_grad(op, grad):
+    return [apply_op("MirrorPad", [dense(grad), op.inputs[1]], {"mode": op.get_attr("mode")}).outputs[0], None]
 
 
 # ---------------------------------------------------------------------------- reversals

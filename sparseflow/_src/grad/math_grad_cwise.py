@@ -42,7 +42,8 @@ def _trigamma(x):
 
     Reflection ``psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)`` moves ``x < 0.5`` to ``z >= 0.5``;
     the recurrence ``psi1(z) = 1/z^2 + psi1(z + 1)`` moves ``z`` to ``w = z + 6 >= 6.5`` where the
-    asymptotic series (Bernoulli terms to ``w^-9``) is accurate to about 1e-10.
+    asymptotic series (Bernoulli terms to ``w^-9``) is accurate to about 1e-10. The poles (0, -1,
+    -2, ..., -inf) give inf, as TensorFlow's polygamma does.
     """
     reflect = math_ops.less(x, 0.5)
     z = math_ops.where_v2(reflect, 1.0 - x, x)
@@ -55,7 +56,8 @@ def _trigamma(x):
         1.0 / 42.0 + inv2 * (-1.0 / 30.0))))))
     psi1 = total + series
     reflected = np.pi ** 2 * math_ops.reciprocal(math_ops.square(math_ops.sin(np.pi * x))) - psi1
-    return math_ops.where_v2(reflect, reflected, psi1)
+    pole = math_ops.logical_and(math_ops.less_equal(x, 0.0), math_ops.equal(math_ops.floor(x), x))
+    return math_ops.where_v2(pole, np.inf, math_ops.where_v2(reflect, reflected, psi1))
 
 
 def _one_minus_x2(op):

@@ -167,7 +167,8 @@ def _xent_logits_grad(op, grad_loss, grad_grad):
 
 
 def _same_static_shape(a, b):
-    return a.shape.ndims is not None and a.shape.as_list() == b.shape.as_list()
+    """Whether ``a`` and ``b`` are known to have one shape (unknown dimensions may differ at run time)."""
+    return a.shape.is_fully_defined() and a.shape.as_list() == b.shape.as_list()
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")

@@ -89,9 +89,15 @@ def _get_item_grad(op, ditem):
 
 @RegisterGradient("TensorListGather")
 def _gather_grad(op, dtensor):
+    """Rows gathered more than once get the sum of their gradients (TensorFlow's gradient scatters
+    them, so the last occurrence wins)."""
+    from sparseflow._src.ops import array_ops, nn_ops
+
     handle, indices, _ = op.inputs
+    unique, position = array_ops.unique(indices)
+    summed = nn_ops.unsorted_segment_sum(dtensor, position, array_ops.size(unique))
     dlist = _empty_like_list(handle, dtensor.dtype.base_dtype)
-    dlist = apply_op("TensorListScatterIntoExistingList", [dlist, dtensor, indices]).outputs[0]
+    dlist = apply_op("TensorListScatterIntoExistingList", [dlist, summed, unique]).outputs[0]
     return [dlist, None, None]
 
 

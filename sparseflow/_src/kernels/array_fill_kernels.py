@@ -53,12 +53,19 @@ def _scalar(v, what):
     return v[()] if isinstance(v, np.ndarray) else v
 
 
+def _scalar_or_one(v, what):
+    """A scalar, or the element of a one-element vector (TensorFlow's Range kernel takes both)."""
+    if np.shape(v) == (1,):
+        return np.asarray(v).reshape(())[()]
+    return _scalar(v, what)
+
+
 @register_kernel("Range")
 def _range(node):
     t = node.output_dtypes[0].as_numpy_dtype
 
     def compute(start, limit, delta):
-        start, limit, delta = (t(_scalar(v, w))
+        start, limit, delta = (t(_scalar_or_one(v, w))
                                for v, w in ((start, "start"), (limit, "limit"), (delta, "delta")))
         if start > limit and delta > 0:
             raise invalid(f"Requires start <= limit when delta > 0: {start}/{limit}")

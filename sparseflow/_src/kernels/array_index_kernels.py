@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, invalid
-from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.kernels.registry import list_output, register_kernel
 
 
 def _bad_position(bad_mask):
@@ -65,7 +65,7 @@ def _gather_nd(node):
         if r > params.ndim:
             raise invalid(f"index innermost dimension length must be <= params rank; saw: {r} vs. "
                           f"{params.ndim}")
-        flat = indices.reshape(-1, r)
+        flat = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), r)
         bad = ((flat < 0) | (flat >= np.array(params.shape[:r], dtype=np.int64))).any(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
@@ -93,7 +93,7 @@ def _scatter_nd(node):
                 f"updates.shape {dbg(updates.shape)} must be indices.shape[:-1] + shape[indices.shape[-1]:]"
                 f" = {dbg(expected)}")
         out = np.zeros(dims, dtype=updates.dtype)
-        flat = indices.reshape(-1, r)
+        flat = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), r)
         bad = ((flat < 0) | (flat >= np.array(dims[:r], dtype=np.int64))).any(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
@@ -175,7 +175,7 @@ def _dynamic_partition(node):
             raise invalid(f"partitions{where} = {int(partitions[tuple(pos)])} is not in [0, {num})")
         flat_p = partitions.reshape(-1)
         flat_d = data.reshape((flat_p.size,) + data.shape[partitions.ndim:])
-        return tuple(flat_d[flat_p == i] for i in range(num))
+        return list_output(flat_d[flat_p == i] for i in range(num))
 
     return compute
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, int_list, invalid
-from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.kernels.registry import list_output, register_kernel
 
 
 def _axis(axis, rank, what):
@@ -74,7 +74,7 @@ def _unpack(node):
         if value.shape[a] != num:
             raise invalid(f"Input shape axis {a} must equal {num}, got shape {dbg(value.shape)}")
         moved = np.moveaxis(value, a, 0)
-        return tuple(as_output(moved[i]) for i in range(num))
+        return list_output(as_output(moved[i]) for i in range(num))
 
     return compute
 
@@ -85,13 +85,15 @@ def _split(node):
 
     def compute(split_dim, value):
         value = np.asarray(value)
+        if num == 1:  # TensorFlow returns the input as it is, before looking at split_dim
+            return value
         axis = _axis(split_dim, value.ndim, "Split")
         size = value.shape[axis]
         if size % num:
             raise invalid(
                 f"Number of ways to split should evenly divide the split dimension, but got split_dim "
                 f"{axis} (size = {size}) and num_split {num}")
-        return tuple(np.split(value, num, axis=axis))
+        return list_output(np.split(value, num, axis=axis))
 
     return compute
 
@@ -128,7 +130,7 @@ def _split_v(node):
                           f"specified.  Got: {total}")
         if any(s < 0 for s in sizes):
             raise invalid(f"Split sizes must be non-negative, got {sizes}")
-        return tuple(np.split(value, np.cumsum(sizes)[:-1], axis=axis))
+        return list_output(np.split(value, np.cumsum(sizes)[:-1], axis=axis))
 
     return compute
 
@@ -195,6 +197,8 @@ def _mirror_pad(node):
     def compute(x, paddings):
         x = np.asarray(x)
         pairs = _paddings(x, paddings)
+        if x.ndim == 0:
+            return x
         for d, (a, b) in zip(x.shape, pairs):
             if max(a, b) > d - offset:
                 if offset:
@@ -203,6 +207,29 @@ def _mirror_pad(node):
                 raise invalid(f"paddings must be no greater than the dimension size: {a}, {b} greater than "
                               f"{d}")
         return np.pad(x, pairs, mode=mode.lower())
+
+    return compute
+
+
+@register_kernel("MirrorPadGrad")
+def _mirror_pad_grad(node):
+    mode = node.attrs["mode"]
+    symmetric = (mode.decode() if isinstance(mode, bytes) else mode) == "SYMMETRIC"
+    offset = 0 if symmetric else 1
+
+    def compute(g, paddings):
+        g = np.asarray(g)
+        pairs = _paddings(g, paddings)
+        for axis, (a, b) in enumerate(pairs):
+            n = g.shape[axis] - a - b
+            if n < 0 or (a or b) and max(a, b) > n - offset:
+                raise invalid(f"paddings {a}, {b} are too large for a MirrorPad output of size {g.shape[axis]}")
+            k = np.arange(g.shape[axis]) - a
+            src = np.where(k < 0, -k - symmetric, np.where(k >= n, 2 * n - 2 + symmetric - k, k))
+            out = np.zeros(g.shape[:axis] + (n,) + g.shape[axis + 1:], dtype=g.dtype)
+            np.add.at(out, (slice(None),) * axis + (src,), g)
+            g = out
+        return g
 
     return compute
 
@@ -276,6 +303,6 @@ def _concat_offset(node):
             o[axis] = offset
             offset += int(s[axis])
             out.append(o)
-        return tuple(out)
+        return list_output(out)
 
     return compute

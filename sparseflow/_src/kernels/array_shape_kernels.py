@@ -58,11 +58,15 @@ def _reshape(node):
                 product *= d
         if unknown >= 0:
             if product == 0:
-                if x.size:
+                # As TensorFlow: with a 0 among the sizes, the -1 takes what the input's non-zero sizes
+                # leave over the target's non-zero sizes ((0, 3) -> [0, -1] gives (0, 3)).
+                rest = int(np.prod([d for d in x.shape if d], dtype=np.int64))
+                known = int(np.prod([d for d in dims if d > 0], dtype=np.int64))
+                if x.size or rest % known:
                     raise invalid(
                         "Reshape cannot infer the missing input size for an empty tensor unless all "
-                                  "specified input sizes are non-zero")
-                dims[unknown] = 0
+                        "specified input sizes are non-zero")
+                dims[unknown] = rest // known
             else:
                 if x.size % product:
                     raise invalid(
@@ -86,7 +90,11 @@ def _shape(node):
 @register_kernel("ShapeN")
 def _shape_n(node):
     t = node.output_dtypes[0].as_numpy_dtype
-    return lambda *xs: tuple(np.array(np.shape(x), dtype=t) for x in xs)
+    def compute(*xs):
+        shapes = tuple(np.array(np.shape(x), dtype=t) for x in xs)
+        return shapes if len(shapes) > 1 else shapes[0]  # one input: a single-output op
+
+    return compute
 
 
 @register_kernel("Size")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from sparseflow._src.framework import errors
 from sparseflow._src.kernels.registry import register_kernel
 
@@ -31,4 +33,15 @@ def _placeholder(node):
 
 @register_kernel("PlaceholderWithDefault")
 def _placeholder_with_default(node):
-    return lambda x: x
+    shape = node.attrs.get("shape")
+
+    def compute(x):
+        # TensorFlow forwards any default, so its static shape can lie; here a default that does not fit
+        # the declared shape is an error naming both.
+        if shape is not None and not shape.is_compatible_with(np.shape(x)):
+            raise errors.InvalidArgumentError(
+                None, None, f"The default value of {node.name} has shape {list(np.shape(x))}, which is not "
+                            f"compatible with its declared shape {shape}")
+        return x
+
+    return compute

@@ -95,6 +95,8 @@ def _assert(node):
     summarize = node.attrs.get("summarize", 3)
 
     def compute(condition, *data):
+        if np.ndim(condition) != 0:
+            raise _bad(f"In[0] should be a scalar: [{','.join(map(str, np.shape(condition)))}]")
         if not truthy(condition):
             shown = " ".join(f"[{summarize_value(d, summarize)}]" for d in data)
             raise _bad(f"assertion failed: {shown}")

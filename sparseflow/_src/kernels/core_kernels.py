@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
-from sparseflow._src.kernels.registry import register_kernel, register_simple_kernel
+from sparseflow._src.kernels.registry import list_output, register_kernel, register_simple_kernel
 
 register_simple_kernel("Identity", lambda x: x)
 register_simple_kernel("StopGradient", lambda x: x)
@@ -14,7 +14,7 @@ register_simple_kernel("NoOp", lambda: None)
 
 @register_kernel("IdentityN")
 def _identity_n(node):
-    return lambda *xs: xs
+    return lambda *xs: list_output(xs)
 
 
 @register_kernel("CheckNumerics")

@@ -125,6 +125,15 @@ def _sparse_cross(node):
     a = node.attrs
     n, n_dense = a["N"], len(a.get("dense_types") or [])
     hashed, num_buckets, hash_key = a["hashed_output"], a["num_buckets"], a["hash_key"]
+    internal = a.get("internal_type")
+    if internal is not None and internal.name == "string":  # int64 features need internal_type int64
+        for what in ("sparse_types", "dense_types"):
+            for t in a.get(what) or ():
+                if t.name != "string":
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Input values should be of internal type {internal.name} but received "
+                                    f"{t.name} (SparseCross {node.name}: with int64 features, set internal_type "
+                                    f"to int64)")
 
     def compute(*args):
         batch, cols = _columns(args, n, n_dense)

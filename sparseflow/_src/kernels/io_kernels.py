@@ -8,6 +8,8 @@ the file and the tensor; the runtime adds the op's name and the user's line.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from sparseflow._src.framework import dtypes, errors
@@ -25,6 +27,21 @@ def _text(x) -> str:
     return str(x)
 
 
+def _make_parent(prefix: str) -> str:
+    """Creates the directory of a checkpoint prefix if its own parent exists, as TensorFlow's bundle
+    writer does (one level: a deeper missing path stays an error, which Saver reports)."""
+    parent = os.path.dirname(prefix)
+    if parent and not os.path.isdir(parent) and os.path.isdir(os.path.dirname(parent) or "."):
+        try:
+            os.mkdir(parent)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise errors.NotFoundError(None, None, f"Cannot create the directory {parent} of checkpoint prefix "
+                                                   f"{prefix}: {e.strerror}") from None
+    return prefix
+
+
 def _texts(x) -> list[str]:
     return [_text(v) for v in np.asarray(x, dtype=object).ravel()]
 
@@ -38,7 +55,7 @@ def _save_v2(node):
         if not (len(names) == len(specs) == len(tensors)):
             raise errors.InvalidArgumentError(None, None, f"SaveV2 got {len(names)} names, {len(specs)} slice specs "
                                                           f"and {len(tensors)} tensors; they must match.")
-        with bundle.BundleWriter(_text(prefix)) as w:
+        with bundle.BundleWriter(_make_parent(_text(prefix))) as w:
             for name, spec, value, dt in zip(names, specs, tensors, dts):
                 if spec.strip():
                     full = [int(d) for d in spec.split(" ")[:-1]]
@@ -83,7 +100,7 @@ def _merge_v2(node):
     delete_old_dirs = bool(node.attrs.get("delete_old_dirs", True))
 
     def compute(checkpoint_prefixes, destination_prefix):
-        bundle.merge_bundles(_texts(checkpoint_prefixes), _text(destination_prefix), delete_old_dirs)
+        bundle.merge_bundles(_texts(checkpoint_prefixes), _make_parent(_text(destination_prefix)), delete_old_dirs)
 
     return compute
 

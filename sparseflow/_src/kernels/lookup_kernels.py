@@ -102,6 +102,8 @@ def _hash_table(node):
 
 def _import(node):
     def compute(table, keys, values):
+        if np.size(keys) == 0 or np.size(values) == 0:
+            raise _invalid("keys and values cannot be empty tensors.")
         table.initialize(keys, values)
 
     return compute
@@ -182,7 +184,11 @@ def _init_from_text_file(node):
                 raise _invalid(f"Invalid vocab_size in {fname}: expected {vocab_size} got {len(lines)}")
             lines = lines[:vocab_size]
         keys, values = [], []
+        position = 0
         for no, line in enumerate(lines):
+            position += len(line) + 1
+            if not line:
+                raise _invalid(f"Invalid content in {fname}: empty line found at position {position}.")
             parts = line.split(delimiter) if key_index >= 0 or value_index >= 0 else ()
             keys.append(_text_field(line, parts, key_index, no, kd, "key", fname))
             v = _text_field(line, parts, value_index, no, vd, "value", fname)

@@ -25,31 +25,32 @@ def _shape_str(v) -> str:
     return "[" + ",".join(str(d) for d in np.shape(v)) + "]"
 
 
-def _check_nonzero(y):
-    if np.any(np.asarray(y) == 0):
+def _check_nonzero(x, y):
+    """Integer division by zero is an error, unless the result is empty (nothing is divided)."""
+    if np.any(np.asarray(y) == 0) and np.size(x) and int(np.prod(np.broadcast_shapes(np.shape(x), np.shape(y)))):
         raise errors.InvalidArgumentError(None, None, "Integer division by zero")
 
 
 # ---------------------------------------------------------------- integer-aware helpers
 def _trunc_div_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     q = np.floor_divide(x, y)
     fix = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
     return q + fix.astype(q.dtype) if np.any(fix) else q
 
 
 def _floor_div_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.floor_divide(x, y)
 
 
 def _floor_mod_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.remainder(x, y)
 
 
 def _trunc_mod_int(x, y):
-    _check_nonzero(y)
+    _check_nonzero(x, y)
     return np.fmod(x, y)
 
 
@@ -57,6 +58,28 @@ def _floor_mod_float(x, y):
     m = np.fmod(x, y)
     adjust = (m != 0) & ((np.asarray(y) < 0) != (m < 0))
     return np.where(adjust, m + y, m)
+
+
+def _sign(x):
+    if np.iscomplexobj(x):  # x / |x| (0 at 0), each part divided by the real |x|, as TensorFlow does
+        x = np.asarray(x)
+        r = np.zeros_like(x)
+        with np.errstate(all="ignore"):
+            a = np.abs(x)
+            nz = x != 0
+            r.real[nz], r.imag[nz] = x.real[nz] / a[nz], x.imag[nz] / a[nz]
+        return r
+    return np.sign(x)
+
+
+def _lgamma(x):
+    return np.where(np.isneginf(x), np.inf, sp.gammaln(x))  # SciPy gives -inf at -inf; lgamma(-inf) = inf
+
+
+def _digamma(x):
+    """NaN at the poles 0, -1, -2, ... (and -inf), like TensorFlow; SciPy gives +-inf at 0."""
+    x = np.asarray(x)
+    return np.where((x <= 0) & (np.floor(x) == x), np.nan, sp.psi(x)).astype(x.dtype, copy=False)
 
 
 def _pow_int(x, y):
@@ -96,49 +119,49 @@ def _identity(x):
     return x
 
 
-# (op type, NumPy function, function for integer T or None, float/complex only)
+# (op type, NumPy function, function for integer T or None)
 UNARY_KERNELS = [
-    ("Abs", np.abs, None, False),
-    ("Neg", np.negative, None, False),
-    ("Sign", np.sign, None, False),
-    ("Inv", np.reciprocal, _reciprocal_int, False),
-    ("Reciprocal", np.reciprocal, _reciprocal_int, False),
-    ("Square", np.square, None, False),
-    ("Sqrt", np.sqrt, None, False),
-    ("Rsqrt", lambda x: 1.0 / np.sqrt(x), None, False),
-    ("Exp", np.exp, None, False),
-    ("Expm1", np.expm1, None, False),
-    ("Log", np.log, None, False),
-    ("Log1p", np.log1p, None, False),
-    ("Sin", np.sin, None, False),
-    ("Cos", np.cos, None, False),
-    ("Tan", np.tan, None, True),
-    ("Asin", np.arcsin, None, True),
-    ("Acos", np.arccos, None, True),
-    ("Atan", np.arctan, None, True),
-    ("Sinh", np.sinh, None, False),
-    ("Cosh", np.cosh, None, False),
-    ("Tanh", np.tanh, None, False),
-    ("Asinh", np.arcsinh, None, False),
-    ("Acosh", np.arccosh, None, False),
-    ("Atanh", np.arctanh, None, False),
-    ("Sigmoid", _sigmoid, None, False),
-    ("Floor", np.floor, _identity, False),
-    ("Ceil", np.ceil, _identity, False),
-    ("Round", _round, None, False),
-    ("Rint", np.rint, _identity, False),
-    ("Erf", sp.erf, None, False),
-    ("Erfc", sp.erfc, None, False),
-    ("Erfinv", sp.erfinv, None, False),
-    ("Ndtri", sp.ndtri, None, False),
-    ("Lgamma", sp.gammaln, None, False),
-    ("Digamma", sp.psi, None, False),
-    ("IsNan", np.isnan, None, False),
-    ("IsInf", np.isinf, None, False),
-    ("IsFinite", np.isfinite, None, False),
-    ("LogicalNot", np.logical_not, None, False),
-    ("Invert", np.invert, None, False),
-    ("Conj", np.conj, None, False),
+    ("Abs", np.abs, None),
+    ("Neg", np.negative, None),
+    ("Sign", _sign, None),
+    ("Inv", np.reciprocal, _reciprocal_int),
+    ("Reciprocal", np.reciprocal, _reciprocal_int),
+    ("Square", np.square, None),
+    ("Sqrt", np.sqrt, None),
+    ("Rsqrt", lambda x: 1.0 / np.sqrt(x), None),
+    ("Exp", np.exp, None),
+    ("Expm1", np.expm1, None),
+    ("Log", np.log, None),
+    ("Log1p", np.log1p, None),
+    ("Sin", np.sin, None),
+    ("Cos", np.cos, None),
+    ("Tan", np.tan, None),
+    ("Asin", np.arcsin, None),
+    ("Acos", np.arccos, None),
+    ("Atan", np.arctan, None),
+    ("Sinh", np.sinh, None),
+    ("Cosh", np.cosh, None),
+    ("Tanh", np.tanh, None),
+    ("Asinh", np.arcsinh, None),
+    ("Acosh", np.arccosh, None),
+    ("Atanh", np.arctanh, None),
+    ("Sigmoid", _sigmoid, None),
+    ("Floor", np.floor, _identity),
+    ("Ceil", np.ceil, _identity),
+    ("Round", _round, None),
+    ("Rint", np.rint, _identity),
+    ("Erf", sp.erf, None),
+    ("Erfc", sp.erfc, None),
+    ("Erfinv", sp.erfinv, None),
+    ("Ndtri", sp.ndtri, None),
+    ("Lgamma", _lgamma, None),
+    ("Digamma", _digamma, None),
+    ("IsNan", np.isnan, None),
+    ("IsInf", np.isinf, None),
+    ("IsFinite", np.isfinite, None),
+    ("LogicalNot", np.logical_not, None),
+    ("Invert", np.invert, None),
+    ("Conj", np.conj, None),
 ]
 
 # (op type, NumPy function, function for integer T or None)
@@ -192,14 +215,11 @@ def _input_type(node):
     return node.attrs.get("T")
 
 
-def _unary_factory(op_type, fn, int_fn, float_only):
+def _unary_factory(op_type, fn, int_fn):
     def factory(node):
         out = np.dtype(node.output_dtypes[0].as_numpy_dtype)
         t = _input_type(node)
         is_int = t is not None and (t.is_integer or t.is_bool)
-        if float_only and is_int:
-            raise errors.NotFoundError(None, None, f"No registered '{op_type}' OpKernel for 'CPU' devices "
-                                                   f"compatible with node {node.name} (T={t.name})")
         f = int_fn if (int_fn is not None and is_int) else fn
         if op_type in QUIET:
             def quiet(x):
@@ -211,6 +231,8 @@ def _unary_factory(op_type, fn, int_fn, float_only):
 
         def compute(x):
             r = g(x)
+            if not isinstance(r, np.ndarray):  # a 0-d object result (string Add) comes back as bytes
+                return np.asarray(r, dtype=out)
             return r if r.dtype == out else r.astype(out)
 
         return compute
@@ -244,6 +266,8 @@ def _binary_factory(op_type, fn, int_fn):
                     raise errors.InvalidArgumentError(
                         None, None, f"Incompatible shapes: {_shape_str(x)} vs. {_shape_str(y)}") from None
                 raise
+            if not isinstance(r, np.ndarray):  # a 0-d object result (string Add) comes back as bytes
+                return np.asarray(r, dtype=out)
             return r if r.dtype == out else r.astype(out)
 
         return compute
@@ -251,7 +275,7 @@ def _binary_factory(op_type, fn, int_fn):
     return factory
 
 
-for _op, _fn, _int_fn, _float_only in UNARY_KERNELS:
-    register_kernel(_op)(_unary_factory(_op, _fn, _int_fn, _float_only))
+for _op, _fn, _int_fn in UNARY_KERNELS:
+    register_kernel(_op)(_unary_factory(_op, _fn, _int_fn))
 for _op, _fn, _int_fn in BINARY_KERNELS:
     register_kernel(_op)(_binary_factory(_op, _fn, _int_fn))

@@ -103,7 +103,13 @@ def _select_v2(node):
 
 @register_kernel("Where")
 def _where(node):
-    return lambda x: np.argwhere(x).astype(np.int64, copy=False)
+    def compute(x):
+        if np.ndim(x) == 0:
+            raise errors.InvalidArgumentError(None, None, "WhereOp : Unhandled input dimensions: 0 (the input "
+                                                          "must have rank >= 1)")
+        return np.argwhere(x).astype(np.int64, copy=False)
+
+    return compute
 
 
 @register_kernel("AddN")
@@ -147,10 +153,12 @@ def _complex(node):
 
     def compute(re, im):
         try:
-            np.broadcast_shapes(np.shape(re), np.shape(im))
+            shape = np.broadcast_shapes(np.shape(re), np.shape(im))
         except ValueError:
             raise errors.InvalidArgumentError(None, None,
                                               f"Incompatible shapes: {_shape(re)} vs. {_shape(im)}") from None
-        return (np.asarray(re) + 1j * np.asarray(im)).astype(out)
+        z = np.empty(shape, dtype=out)  # each part set on its own: re + 1j*im turns inf + NaN*j into NaN + NaN*j
+        z.real, z.imag = re, im
+        return z
 
     return compute

@@ -1,9 +1,10 @@
 """CPU kernels of reductions (Sum, Mean, Prod, Max, Min, EuclideanNorm, All, Any), ArgMax/ArgMin and
 scans (Cumsum, Cumprod, CumulativeLogsumexp).
 
-Results keep the op's dtype: integer sums wrap around like TensorFlow's, integer means divide
-with truncation, empty reductions give the reduction's identity (0, 1, -inf/lowest, NaN for a
-float mean).
+Results keep the op's dtype: integer sums wrap around like TensorFlow's, integer means sum in
+64 bits and divide with truncation, empty reductions give the reduction's identity (0, 1,
+-inf/lowest, NaN for a float mean), repeated axes are an error. ArgMax/ArgMin never pick a NaN
+and keep index 0 unless a value beats the type's lowest (highest) value, as TensorFlow's do.
 
 Example:
     >>> from sparseflow._src.framework import dtypes
@@ -26,15 +27,17 @@ def _shape(v) -> str:
 
 
 def reduction_axes(indices, rank: int) -> tuple:
-    """Normalized, de-duplicated axes; an out-of-range axis is an InvalidArgumentError."""
+    """Normalized, sorted axes; an out-of-range or repeated axis is an InvalidArgumentError."""
     out = []
     for a in np.asarray(indices).reshape(-1).tolist():
         if a < -rank or a >= rank:
             raise errors.InvalidArgumentError(
                 None, None, f"Invalid reduction dimension ({a} for input with {rank} dimension(s)")
         a = a + rank if a < 0 else a
-        if a not in out:
-            out.append(a)
+        if a in out:
+            raise errors.InvalidArgumentError(
+                None, None, f"Invalid reduction arguments: Axes contains duplicate dimension: {a}")
+        out.append(a)
     return tuple(sorted(out))
 
 
@@ -47,13 +50,19 @@ def _sum(x, axes, keep, out):
 
 
 def _mean(x, axes, keep, out):
-    total = np.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(out))
+    wide = {"i": np.dtype(np.int64), "u": np.dtype(np.uint64)}.get(out.kind)  # no overflow below 64 bits
+    total = np.sum(x, axis=axes, keepdims=keep, dtype=wide or _accumulator(out))
     count = int(np.prod([np.shape(x)[a] for a in axes], dtype=np.int64))
-    if out.kind in "iu":
+    if wide is not None:
         if count == 0:
             return np.zeros_like(total)
         q = np.floor_divide(total, count)  # C++ integer division truncates toward zero
         return np.where((q < 0) & (q * count != total), q + 1, q)
+    if out.kind == "c":  # parts divided by the real count; the mean of nothing is 0 (TensorFlow's)
+        mean = np.zeros_like(total)
+        if count:
+            mean.real, mean.imag = total.real / count, total.imag / count
+        return mean
     with np.errstate(all="ignore"):
         return total / count if count else total * np.nan
 
@@ -79,7 +88,10 @@ def _extreme(fn, pick):
 def _euclidean_norm(x, axes, keep, out):
     if out.kind == "c":
         return np.sqrt(np.sum(x * np.conj(x), axis=axes, keepdims=keep))
-    x = np.asarray(x, dtype=np.float64 if out.kind in "iu" else _accumulator(out))
+    if out.kind in "iu":  # squares and their sum wrap around in the type, like TensorFlow's
+        total = np.sum(np.square(x), axis=axes, keepdims=keep, dtype=out)
+        return np.sqrt(total.astype(np.float64))
+    x = np.asarray(x, dtype=_accumulator(out))
     return np.sqrt(np.sum(np.square(x), axis=axes, keepdims=keep))
 
 
@@ -136,8 +148,27 @@ def _arg_factory(fn):
     return factory
 
 
-register_kernel("ArgMax")(_arg_factory(np.argmax))
-register_kernel("ArgMin")(_arg_factory(np.argmin))
+def _arg_extreme(fn, is_max: bool):
+    """np.argmax/argmin the way TensorFlow scans: start at index 0 holding the type's lowest (highest)
+    value and move only to a strictly better value, so NaN and values not beyond it never win."""
+
+    def arg(x, axis):
+        x = np.asarray(x)
+        if x.dtype.kind in "fiu":
+            info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+            start = x.dtype.type(info.min if is_max else info.max)
+            with np.errstate(invalid="ignore"):
+                stuck = (x <= start) if is_max else (x >= start)
+            if x.dtype.kind == "f":
+                stuck |= np.isnan(x)
+            x = np.where(stuck, start, x)
+        return fn(x, axis=axis)
+
+    return arg
+
+
+register_kernel("ArgMax")(_arg_factory(_arg_extreme(np.argmax, True)))
+register_kernel("ArgMin")(_arg_factory(_arg_extreme(np.argmin, False)))
 
 
 def _scan_factory(accumulate, identity):

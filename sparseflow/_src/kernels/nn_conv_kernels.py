@@ -210,6 +210,8 @@ def _conv2d_backprop_input(node):
             raise invalid(f"Conv2DBackpropInput: out_backprop has shape {shape_str(dy.shape)}, expected the "
                           f"output shape of the forward convolution")
         rows = n * win.out_h * win.out_w
+        if not rows or not c:  # an empty batch or output: nothing flows back
+            return from_nhwc(np.zeros((n, h, w, c), dt), fmt)
         cols = np.zeros((rows, kh, kw, c), wt)
         fw = f.astype(wt, copy=False)
         for gi, go in _group_slices(groups, fin, cout):

@@ -124,7 +124,7 @@ def _fused_batch_norm(node):
             else:
                 new_mean = (1 - factor) * mean + factor * batch_mean
                 new_var = (1 - factor) * variance + factor * adjust * batch_var
-            saved_mean, saved_var = batch_mean, batch_var
+            saved_mean, saved_var = (batch_mean, batch_var) if count else (np.zeros(depth, np.float32),) * 2
         else:
             use_mean, use_var = mean, variance
             new_mean, new_var = mean, variance
@@ -133,7 +133,8 @@ def _fused_batch_norm(node):
         nd = x.ndim
         y = (xf - _bcast(use_mean, channel, nd)) * _bcast(inv, channel, nd) + _bcast(offset, channel, nd)
         outs = [new_mean, new_var, saved_mean, saved_var]
-        return (y.astype(x.dtype),) + tuple(np.asarray(o, u_dtype) for o in outs) + (u_dtype(0),)
+        # reserve_space_3 is unused on the CPU: an empty vector, as TensorFlow's.
+        return (y.astype(x.dtype),) + tuple(np.asarray(o, u_dtype) for o in outs) + (np.zeros(0, u_dtype),)
 
     return compute
 
@@ -164,8 +165,8 @@ def _fused_batch_norm_grad(node):
                 dyf - _bcast(d_offset / count, channel, nd) - x_hat * _bcast(d_scale / count, channel, nd))
         else:
             dx = dyf * _bcast(scale * rstd, channel, nd)
-        empty = np.zeros(0, u_dtype)
-        return dx.astype(x.dtype), d_scale.astype(u_dtype), d_offset.astype(u_dtype), empty, empty
+        unused = np.zeros((), u_dtype)  # reserve_space_4/5: scalars, as TensorFlow's kernel returns
+        return dx.astype(x.dtype), d_scale.astype(u_dtype), d_offset.astype(u_dtype), unused, unused
 
     return compute
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparseflow._src.framework import errors
 from sparseflow._src.kernels.nn_conv_kernels import (
     Window,
     from_nhwc,
@@ -29,10 +30,10 @@ def _pool_setup(node, avg):
     ksize = nhwc_attr(node.attrs["ksize"], fmt)
     strides = nhwc_attr(node.attrs["strides"], fmt)
     if ksize[0] != 1 or strides[0] != 1:
-        raise invalid("Pooling is not yet supported on the batch dimension.")
+        raise errors.UnimplementedError(None, None, "Pooling is not yet supported on the batch dimension.")
     if ksize[3] != 1 or strides[3] != 1:
         if avg:
-            raise invalid("Pooling is not yet supported on the depth dimension.")
+            raise errors.UnimplementedError(None, None, "Pooling is not yet supported on the depth dimension.")
         if ksize[1] != 1 or ksize[2] != 1 or strides[1] != 1 or strides[2] != 1:
             raise invalid("MaxPooling supports exactly one of pooling across depth or pooling across "
                           "width/height.")

@@ -86,6 +86,13 @@ def register_simple_kernel(op_type: str, fn: Callable, device: str = "CPU"):
                       f"{frame.filename}:{frame.lineno}")
 
 
+def list_output(values):
+    """The result of a kernel whose outputs are one list argument (Split, Unpack, IdentityN, ...): a
+    tuple, except that a list of one is a single-output op and returns that value itself."""
+    values = tuple(values)
+    return values[0] if len(values) == 1 else values
+
+
 def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef | None:
     return _KERNELS.lookup((op_type, device_type), None)
 

@@ -310,6 +310,10 @@ def _count_up_to(node):
     def compute(ref):
         with ref.lock:
             before = _current(ref)
+            if np.ndim(before) != 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"input is not a scalar: {list(np.shape(before))} (CountUpTo counts a scalar "
+                                f"variable)")
             if before >= limit:
                 raise errors.OutOfRangeError(None, None, f"Reached limit of {limit}")
             _store(ref, before + 1, np_dtype)

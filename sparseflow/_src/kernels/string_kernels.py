@@ -123,8 +123,9 @@ def _string_join(node):
 def _reduction_axes(value, rank) -> list:
     out = []
     for a in np.asarray(value).reshape(-1).tolist():
-        if a < -rank or a >= rank:
-            raise invalid(f"Invalid reduction dimension {a} for input with {rank} dimension(s)")
+        if a < -rank or a >= rank:  # TensorFlow's ReduceJoin reports OUT_OF_RANGE here
+            raise errors.OutOfRangeError(None, None,
+                                         f"Invalid reduction dimension {a} for input with {rank} dimension(s)")
         a = a + rank if a < 0 else a
         if a in out:
             raise invalid(f"Duplicate reduction dimension {a}")

@@ -181,7 +181,7 @@ def _range_shape(op):
 
 
 register_op("Range", inputs=["start: Tidx", "limit: Tidx", "delta: Tidx"], outputs=["output: Tidx"],
-            attrs=["Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32} = "
+            attrs=["Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, uint64} = "
                    "DT_INT32"],
             shape_fn=_range_shape)
 

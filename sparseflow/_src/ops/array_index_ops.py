@@ -49,8 +49,10 @@ def _gather_shape(op):
     op.inputs[2].shape.with_rank(0)
     axis = scalar_int(op.inputs[2])
     if axis is None:
+        batch = op._attrs["batch_dims"]
         if params.ndims is not None and indices.ndims is not None:
-            return [unknown_shape(params.ndims + indices.ndims - 1)]
+            batch = batch + indices.ndims if batch < 0 else batch
+            return [unknown_shape(params.ndims + indices.ndims - 1 - batch)]
         return [unknown_shape()]
     params = params.with_rank_at_least(-axis if axis < 0 else axis + 1)
     batch_dims = op._attrs["batch_dims"]
@@ -179,7 +181,8 @@ def scatter_nd(indices, updates, shape, name=None):
 
 # ---------------------------------------------------------------------------- Unique, ListDiff
 def _unique_shape(op):
-    op.inputs[0].shape.with_rank(1)
+    if op.type == "Unique":  # TensorFlow's UniqueWithCounts leaves the rank check to its kernel
+        op.inputs[0].shape.with_rank(1)
     n = len(op.outputs)
     return [TensorShape([None]), op.inputs[0].shape] + [TensorShape([None])] * (n - 2)
 

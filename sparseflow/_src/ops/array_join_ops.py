@@ -326,7 +326,7 @@ def _tile_shape(op):
     if multiples.ndims is None:
         return [unknown_shape()]
     s = s.with_rank(multiples.ndims)
-    return [TensorShape([None if a is None or b is None else a * b
+    return [TensorShape([0 if a == 0 else None if a is None or b is None else a * b  # 0 times anything is 0
                          for a, b in zip(s.as_list(), multiples.as_list())])]
 
 
@@ -366,6 +366,8 @@ def _pad_shape(op, sign=1):
         if a < 0 or b < 0:
             raise ValueError("Paddings must be non-negative")
         dims.append(None if d is None else d + sign * int(a + b))
+    if any(d is not None and d < 0 for d in dims):
+        raise ValueError(f"The paddings {paddings.tolist()} are larger than the input {s}")
     return [TensorShape(dims)]
 
 
@@ -376,6 +378,9 @@ register_op("PadV2", inputs=["input: T", "paddings: Tpaddings", "constant_values
             attrs=_PAD_ATTRS, shape_fn=_pad_shape)
 register_op("MirrorPad", inputs=["input: T", "paddings: Tpaddings"], outputs=["output: T"],
             attrs=_PAD_ATTRS + ["mode: {'REFLECT', 'SYMMETRIC'}"], shape_fn=_pad_shape)
+# MirrorPad's gradient: folds the mirrored borders of ``input`` back onto the positions they copy.
+register_op("MirrorPadGrad", inputs=["input: T", "paddings: Tpaddings"], outputs=["output: T"],
+            attrs=_PAD_ATTRS + ["mode: {'REFLECT', 'SYMMETRIC'}"], shape_fn=lambda op: _pad_shape(op, -1))
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):

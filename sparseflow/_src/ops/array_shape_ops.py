@@ -52,6 +52,11 @@ def _known_product(dims):
 
 
 def _reshape_shape(op):
+    sizes = constant_value(op.inputs[1])
+    if sizes is not None:
+        for i, d in enumerate(np.reshape(sizes, -1).tolist()):
+            if d < -1:
+                raise ValueError(f"Size {i} of the shape of Reshape must be non-negative or -1, not {d}")
     out = constant_value_as_shape(op.inputs[1])
     in_shape = op.inputs[0].shape
     if out.ndims is None or in_shape.ndims is None:

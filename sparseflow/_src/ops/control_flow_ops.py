@@ -35,7 +35,7 @@ register_op("Case", inputs=["branch_index: int32", "input: Tin"], outputs=["outp
             attrs=["Tin: list(type)", "Tout: list(type)", "branches: list(func)",
                    "output_shapes: list(shape) = []"],
             shape_fn=lambda op: list(op._attrs["output_shapes"]) or None, is_stateful=True)
-register_op("Assert", inputs=["condition: bool", "data: T"], attrs=["T: list(type)", "summarize: int = 3"],
+register_op("Assert", inputs=["condition: bool", "data: T"], attrs=["T: list(type) >= 1", "summarize: int = 3"],
             shape_fn=lambda op: [], is_stateful=True)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.op_def import register_op
 from sparseflow._src.framework.op_def_library import apply_op
-from sparseflow._src.framework.tensor_shape import unknown_shape
+from sparseflow._src.framework.tensor_shape import TensorShape, unknown_shape
 
 __all__: list[str] = []
 
@@ -36,11 +36,30 @@ def _slice_shape(spec):
     return [d if e == "-" else int(e.split(",")[1]) for d, e in zip(full, exts)]
 
 
+def _check_names(op, n):
+    """prefix a scalar; tensor_names and shape_and_slices vectors of ``n`` strings (TensorFlow checks these)."""
+    op.inputs[0].shape.with_rank(0)
+    for t in op.inputs[1:3]:
+        t.shape.with_rank(1).merge_with(TensorShape([n]))
+
+
+def _save_shape(op):
+    _check_names(op, len(op._attrs["dtypes"]))
+    return []
+
+
+def _scalars_shape(op):
+    for t in op.inputs:
+        t.shape.with_rank(0)
+    return [TensorShape([])]
+
+
 def _restore_shapes(op):
     """Static shapes of RestoreV2 outputs: known when the slice specs are constant and non-empty."""
     from sparseflow._src.framework import tensor_util
 
     n = len(op._attrs["dtypes"])
+    _check_names(op, n)
     specs = tensor_util.constant_value(op.inputs[2])
     if specs is None or getattr(specs, "size", n) != n:
         return [unknown_shape()] * n
@@ -53,7 +72,7 @@ def _restore_shapes(op):
 
 register_op("SaveV2", inputs=["prefix: string", "tensor_names: string", "shape_and_slices: string",
                               "tensors: dtypes"],
-            attrs=["dtypes: list(type)"], shape_fn=lambda op: [], is_stateful=True)
+            attrs=["dtypes: list(type)"], shape_fn=_save_shape, is_stateful=True)
 register_op("RestoreV2", inputs=["prefix: string", "tensor_names: string", "shape_and_slices: string"],
             outputs=["tensors: dtypes"], attrs=["dtypes: list(type)"], shape_fn=_restore_shapes,
             is_stateful=True)
@@ -61,9 +80,9 @@ register_op("MergeV2Checkpoints", inputs=["checkpoint_prefixes: string", "destin
             attrs=["delete_old_dirs: bool = true", "allow_missing_files: bool = false"],
             shape_fn=lambda op: [], is_stateful=True)
 register_op("ShardedFilename", inputs=["basename: string", "shard: int32", "num_shards: int32"],
-            outputs=["filename: string"], shape_fn=lambda op: [[]])
+            outputs=["filename: string"], shape_fn=_scalars_shape)
 register_op("ShardedFilespec", inputs=["basename: string", "num_shards: int32"], outputs=["filename: string"],
-            shape_fn=lambda op: [[]])
+            shape_fn=_scalars_shape)
 
 
 def _strings(values):

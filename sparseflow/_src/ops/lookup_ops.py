@@ -57,10 +57,17 @@ register_op("HashTableV2", outputs=["table_handle: resource"], attrs=_TABLE_ATTR
             is_stateful=True)
 register_op("LookupTableFindV2", inputs=["table_handle: resource", "keys: Tin", "default_value: Tout"],
             outputs=["values: Tout"], attrs=["Tin: type", "Tout: type"], shape_fn=_find_shape)
+def _keys_values_shape(op):
+    keys, values = op.inputs[1].shape, op.inputs[2].shape
+    if not keys.is_compatible_with(values):
+        raise ValueError(f"Shapes of keys {keys} and values {values} of {op.type} must be equal")
+    return []
+
+
 register_op("LookupTableImportV2", inputs=["table_handle: resource", "keys: Tin", "values: Tout"],
-            attrs=["Tin: type", "Tout: type"], shape_fn=lambda op: [], is_stateful=True)
+            attrs=["Tin: type", "Tout: type"], shape_fn=_keys_values_shape, is_stateful=True)
 register_op("InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey", "values: Tval"],
-            attrs=["Tkey: type", "Tval: type"], shape_fn=lambda op: [], is_stateful=True)
+            attrs=["Tkey: type", "Tval: type"], shape_fn=_keys_values_shape, is_stateful=True)
 register_op("InitializeTableFromTextFileV2", inputs=["table_handle: resource", "filename: string"],
             attrs=["key_index: int >= -2", "value_index: int >= -2", "vocab_size: int >= -1 = -1",
                    "delimiter: string = '\t'", "offset: int = 0"], shape_fn=lambda op: [], is_stateful=True)

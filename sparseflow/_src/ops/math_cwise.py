@@ -71,6 +71,8 @@ def broadcast_shapes(shape_x: TensorShape, shape_y: TensorShape, incompatible_sh
             elif b == 1:
                 dims.append(a)
             elif a is None and b is None:
+                if not incompatible_shape_error:  # unequal sizes would make the result a scalar
+                    return unknown_shape()
                 dims.append(None)
             else:  # a known 0 against an unknown dimension
                 if not incompatible_shape_error:
@@ -172,10 +174,10 @@ UNARY_OPS = [
     ("Log1p", FLOAT_COMPLEX_T, "T", ("log1p",), "[0.0]", "[0.]"),
     ("Sin", FLOAT_COMPLEX_T, "T", ("sin",), "[0.0]", "[0.]"),
     ("Cos", FLOAT_COMPLEX_T, "T", ("cos",), "[0.0]", "[1.]"),
-    ("Tan", UNARY_T, "T", ("tan",), "[0.0]", "[0.]"),
-    ("Asin", UNARY_T, "T", ("asin",), "[0.0]", "[0.]"),
-    ("Acos", UNARY_T, "T", ("acos",), "[1.0]", "[0.]"),
-    ("Atan", UNARY_T, "T", ("atan",), "[0.0]", "[0.]"),
+    ("Tan", FLOAT_COMPLEX_T, "T", ("tan",), "[0.0]", "[0.]"),
+    ("Asin", FLOAT_COMPLEX_T, "T", ("asin",), "[0.0]", "[0.]"),
+    ("Acos", FLOAT_COMPLEX_T, "T", ("acos",), "[1.0]", "[0.]"),
+    ("Atan", FLOAT_COMPLEX_T, "T", ("atan",), "[0.0]", "[0.]"),
     ("Sinh", FLOAT_COMPLEX_T, "T", ("sinh",), "[0.0]", "[0.]"),
     ("Cosh", FLOAT_COMPLEX_T, "T", ("cosh",), "[0.0]", "[1.]"),
     ("Tanh", FLOAT_COMPLEX_T, "T", ("tanh",), "[0.0]", "[0.]"),
@@ -203,7 +205,7 @@ UNARY_OPS = [
 
 # (op type, T's allowed dtypes (None: bool inputs), output type, input names, public names, example, output)
 BINARY_OPS = [
-    ("Add", f"{{{FLOATS}, {SIGNED}, {UNSIGNED}, {COMPLEX}, string}}", "T", ("x", "y"), (), "", ""),
+    ("Add", f"{{{FLOATS}, {SIGNED}, uint8, {COMPLEX}, string}}", "T", ("x", "y"), (), "", ""),
     ("AddV2", NUMBER_T, "T", ("x", "y"), (), "", ""),
     ("Sub", BINARY_MORE_T, "T", ("x", "y"), ("subtract",), "[3, 4], 1", "[2 3]"),
     ("Mul", BINARY_MORE_T, "T", ("x", "y"), ("multiply",), "[3, 4], 2", "[6 8]"),
@@ -240,6 +242,8 @@ BINARY_OPS = [
 ]
 
 _EQUALITY = ("Equal", "NotEqual")
+# TensorFlow's argument names where a unary op does not call them x -> y.
+_UNARY_ARG_NAMES = {"Conj": ("input", "output")}
 
 
 def _register_tables():
@@ -247,7 +251,8 @@ def _register_tables():
         if types is None:
             register_op(op_type, inputs=["x: bool"], outputs=["y: bool"], shape_fn=unchanged_shape)
         else:
-            register_op(op_type, inputs=["x: T"], outputs=[f"y: {out}"], attrs=[f"T: {types}"],
+            x, y = _UNARY_ARG_NAMES.get(op_type, ("x", "y"))
+            register_op(op_type, inputs=[f"{x}: T"], outputs=[f"{y}: {out}"], attrs=[f"T: {types}"],
                         shape_fn=unchanged_shape)
     for op_type, types, out, (a, b), *_ in BINARY_OPS:
         if types is None:

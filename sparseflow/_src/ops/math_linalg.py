@@ -131,7 +131,20 @@ def _matrix_diag_part_v3_shape(op):
 
 
 def _matrix_set_diag_shape(op):
-    return [op.inputs[0].shape.with_rank_at_least(2)]
+    """The input's shape; the diagonal must be its batch shape plus min(rows, cols), as in TensorFlow."""
+    s = op.inputs[0].shape.with_rank_at_least(2)
+    d = op.inputs[1].shape.with_rank_at_least(1)
+    if op.type == "MatrixSetDiag" and s.ndims is not None and d.ndims is not None:  # V3: checked at run time
+        if d.ndims != s.ndims - 1:
+            raise ValueError(f"Shape must be rank {s.ndims - 1} but is rank {d.ndims} for the diagonal of "
+                             f"{op.name} (input shape {s})")
+        batch = s[:-2].merge_with(d[:-1])
+        r, c, n = s[-2].value, s[-1].value, d[-1].value
+        if r is not None and c is not None and n is not None and n != min(r, c):
+            raise ValueError(f"Dimensions must be equal, but are {min(r, c)} and {n} for the diagonal of "
+                             f"{op.name} (input shape {s}, diagonal shape {d})")
+        s = batch.concatenate(s[-2:])
+    return [s]
 
 
 def _matrix_diag_v1_shape(op):
@@ -153,8 +166,9 @@ register_op("LogMatrixDeterminant", inputs=["input: T"], outputs=["sign: T", "lo
             attrs=[f"T: {_LINALG_T}"], shape_fn=lambda op: _det_shape(op) * 2)
 register_op("MatrixInverse", inputs=["input: T"], outputs=["output: T"],
             attrs=["adjoint: bool = False", f"T: {_LINALG_T}"], shape_fn=_inverse_shape)
-register_op("Diag", inputs=["diagonal: T"], outputs=["output: T"], attrs=["T: type"], shape_fn=_diag_shape)
-register_op("DiagPart", inputs=["input: T"], outputs=["diagonal: T"], attrs=["T: type"],
+_DIAG_T = "T: {bfloat16, half, float, double, int32, int64, complex64, complex128}"
+register_op("Diag", inputs=["diagonal: T"], outputs=["output: T"], attrs=[_DIAG_T], shape_fn=_diag_shape)
+register_op("DiagPart", inputs=["input: T"], outputs=["diagonal: T"], attrs=[_DIAG_T],
             shape_fn=_diag_part_shape)
 register_op("MatrixDiag", inputs=["diagonal: T"], outputs=["output: T"], attrs=["T: type"],
             shape_fn=_matrix_diag_v1_shape)

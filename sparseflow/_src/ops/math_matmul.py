@@ -72,8 +72,7 @@ register_op("MatMul", inputs=["a: T", "b: T"], outputs=["product: T"], attrs=_MA
             shape_fn=_matmul_shape)
 _BATCH_ATTRS = ["adj_x: bool = false", "adj_y: bool = false", "grad_x: bool = false", "grad_y: bool = false"]
 register_op("BatchMatMul", inputs=["x: T", "y: T"], outputs=["output: T"],
-            attrs=[f"T: {_MATMUL_T}", "adj_x: bool = false", "adj_y: bool = false"],
-            shape_fn=_batch_matmul_shape(False))
+            attrs=[f"T: {_MATMUL_T}"] + _BATCH_ATTRS, shape_fn=_batch_matmul_shape(False))
 register_op("BatchMatMulV2", inputs=["x: T", "y: T"], outputs=["output: T"],
             attrs=[f"T: {_MATMUL_T}"] + _BATCH_ATTRS, shape_fn=_batch_matmul_shape(True))
 register_op("BatchMatMulV3", inputs=["x: Ta", "y: Tb"], outputs=["output: Tout"],

@@ -111,7 +111,7 @@ for _op in ("All", "Any"):
                 attrs=["keep_dims: bool = false", _TIDX], shape_fn=_reduction_shape)
 for _op in ("ArgMax", "ArgMin"):
     register_op(_op, inputs=["input: T", "dimension: Tidx"], outputs=["output: output_type"],
-                attrs=["T: " + NUMBER_T.replace("}", ", bool}"), "Tidx: {int16, int32, int64} = DT_INT32",
+                attrs=["T: " + REAL_NUMBER_T.replace("}", ", bool}"), "Tidx: {int16, int32, int64} = DT_INT32",
                        "output_type: {int16, uint16, int32, int64} = DT_INT64"], shape_fn=_arg_shape)
 for _op, _types in [("Cumsum", NUMBER_T), ("Cumprod", NUMBER_T), ("CumulativeLogsumexp", f"{{{FLOATS}}}")]:
     register_op(_op, inputs=["x: T", "axis: Tidx"], outputs=["out: T"],

@@ -74,6 +74,8 @@ def spatial_output(in_shape, window, strides, dilations, attrs):
     padding = attrs["padding"]
     explicit = list(attrs.get("explicit_paddings") or []) or [0] * 8
     dims = in_shape.as_list() if in_shape.ndims is not None else [None] * 4
+    for ax in (h, w):  # bad strides and dilations are errors whatever is known of the shapes
+        windowed_output_size(None, 1, dilations[ax], strides[ax], padding)
     out = []
     for ax, k in ((h, window[0]), (w, window[1])):
         if k is None:
@@ -131,7 +133,13 @@ def _sizes_shape(index):
         sizes = constant_value_as_shape(op.inputs[index])
         if sizes.ndims is None:
             return [unknown_shape(4)]
-        return [sizes.with_rank(4)]
+        sizes = sizes.with_rank(4)
+        if index == 0:  # an input gradient has out_backprop's batch size
+            n = format_dims(op._attrs.get("data_format", "NHWC"))[0]
+            dy = op.inputs[2].shape
+            batch = dy.dims[n].value if dy.ndims == 4 else None
+            sizes = sizes.merge_with(TensorShape([batch if i == n else None for i in range(4)]))
+        return [sizes]
 
     return shape_fn
 

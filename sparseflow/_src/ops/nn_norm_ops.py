@@ -67,7 +67,8 @@ def _fused_bn_grad_shape(op):
     if merged.ndims is not None:
         merged = TensorShape([depth if i == axis else d for i, d in enumerate(merged.dims)])
     vec = TensorShape([depth])
-    return [merged, vec, vec, TensorShape([0]), TensorShape([0])]
+    # reserve_space_4/5 are unused scalars (TensorFlow's shape function says [0], its kernel returns scalars)
+    return [merged, vec, vec, TensorShape([]), TensorShape([])]
 
 
 register_op("FusedBatchNormV3", inputs=["x: T", "scale: U", "offset: U", "mean: U", "variance: U"],

@@ -81,6 +81,9 @@ def windowed_output_size(in_size, ksize, dilation, stride, padding, pad_before=0
     eff = (ksize - 1) * dilation + 1
     if padding == "SAME":
         return (in_size + stride - 1) // stride
+    if padding == "VALID" and in_size < eff:
+        raise ValueError(f"Negative dimension size caused by subtracting {eff} from {in_size} (the output "
+                         f"size would be negative: a VALID window larger than its input)")
     num = in_size - eff + stride if padding == "VALID" else in_size + pad_before + pad_after - eff + stride
     out = num // stride if num >= 0 else -((-num) // stride)  # C++ division truncates toward zero
     if out < 0:

@@ -35,25 +35,72 @@ _SCALAR = lambda op: [TensorShape([])]  # noqa: E731 - the handle of a list is a
 
 
 def _elem_shape_input(op, i) -> TensorShape:
+    t = op.inputs[i]
+    if t.shape.ndims == 0 and constant_value(t) is None:
+        raise ValueError(f"Input tensor {t.name} (an element shape) must be rank 1, or if its rank is 0 it "
+                         f"must be the constant -1 (an unknown shape)")
     try:
         return constant_value_as_shape(op.inputs[i])
     except ValueError:
         return unknown_shape()
 
 
+def list_element_shape(handle, depth: int = 64) -> TensorShape:
+    """What the graph tells of the element shape of the list ``handle`` (TensorFlow keeps this as the
+    handle's shape data): the element_shape a list was made with, merged with the shapes written."""
+    op = handle.op
+    if depth <= 0:
+        return unknown_shape()
+    try:
+        if op.type == "TensorListFromTensor":
+            return op.inputs[0].shape[1:].merge_with(_elem_shape_input(op, 1)) \
+                if op.inputs[0].shape.ndims else _elem_shape_input(op, 1)
+        if op.type == "TensorListReserve":
+            return _elem_shape_input(op, 0)
+        if op.type == "TensorListSplit":
+            return _elem_shape_input(op, 1)
+        if op.type == "TensorListSetItem":
+            return list_element_shape(op.inputs[0], depth - 1).merge_with(op.inputs[2].shape)
+        if op.type == "TensorListScatterIntoExistingList":
+            written = op.inputs[1].shape[1:] if op.inputs[1].shape.ndims else unknown_shape()
+            return list_element_shape(op.inputs[0], depth - 1).merge_with(written)
+    except ValueError:  # shapes written that contradict each other: known only at run time
+        pass
+    return unknown_shape()
+
+
+def _element_shape(op, i) -> TensorShape:
+    """The element_shape input ``i`` of a reading op, merged with what its list handle knows."""
+    given = _elem_shape_input(op, i)
+    try:
+        return given.merge_with(list_element_shape(op.inputs[0]))
+    except ValueError:
+        return given
+
+
+def _checked_handle(i):
+    """The shape fn of an op making a list: a scalar handle, once element_shape input ``i`` checks out."""
+
+    def shape_fn(op):
+        _elem_shape_input(op, i)
+        return [TensorShape([])]
+
+    return shape_fn
+
+
 def _stack_shape(op):
     n = op._attrs.get("num_elements", -1)
-    return [TensorShape([None if n < 0 else n]).concatenate(_elem_shape_input(op, 1))]
+    return [TensorShape([None if n < 0 else n]).concatenate(_element_shape(op, 1))]
 
 
 def _gather_shape(op):
     idx = op.inputs[1].shape
     lead = idx[0] if idx.ndims == 1 else Dimension(None)
-    return [TensorShape([lead]).concatenate(_elem_shape_input(op, 2))]
+    return [TensorShape([lead]).concatenate(_element_shape(op, 2))]
 
 
 def _concat_shape(op):
-    elem = _elem_shape_input(op, 1)
+    elem = _element_shape(op, 1)
     rest = elem[1:] if elem.ndims else unknown_shape()
     return [TensorShape([None]).concatenate(rest), TensorShape([None])]
 
@@ -63,13 +110,13 @@ register_op("TensorListReserve", inputs=["element_shape: shape_type", "num_eleme
             shape_fn=_SCALAR)
 register_op("TensorListFromTensor", inputs=["tensor: element_dtype", "element_shape: shape_type"],
             outputs=["output_handle: variant"], attrs=["element_dtype: type", "shape_type: {int32, int64}"],
-            shape_fn=_SCALAR)
+            shape_fn=_checked_handle(1))
 register_op("TensorListSetItem", inputs=["input_handle: variant", "index: int32", "item: element_dtype"],
             outputs=["output_handle: variant"],
             attrs=["element_dtype: type", "resize_if_index_out_of_bounds: bool = false"], shape_fn=_SCALAR)
 register_op("TensorListGetItem", inputs=["input_handle: variant", "index: int32", "element_shape: int32"],
             outputs=["item: element_dtype"], attrs=["element_dtype: type"],
-            shape_fn=lambda op: [_elem_shape_input(op, 2)])
+            shape_fn=lambda op: [_element_shape(op, 2)])
 register_op("TensorListStack", inputs=["input_handle: variant", "element_shape: int32"],
             outputs=["tensor: element_dtype"], attrs=["element_dtype: type", "num_elements: int = -1"],
             shape_fn=_stack_shape)

@@ -120,8 +120,11 @@ def _shape_fn(op_type: str):
             if grad.ndims != var.ndims:
                 raise ValueError(f"Shapes must be equal rank, but are {grad.ndims} and {var.ndims} "
                                  f"(grad and var)")
-            merge_shapes(grad[1:], var[1:])
+            inner = merge_shapes(grad[1:], var[1:])
             merge_shapes(grad[:1], indices if indices.ndims is not None else unknown_shape(1))
+            var = var[:1].concatenate(inner)
+        elif grad.ndims is not None and grad.ndims >= 1:  # the rows of an unknown var look like grad's
+            var = unknown_shape(1).concatenate(grad[1:])
         return [var]
 
     return shape_fn

@@ -203,6 +203,8 @@ class BaseSession:
         mapper = FetchMapper.build(self._resolve_fetch, fetches)
         unique = mapper.unique_fetches()
         feed_keys, feed_values = self._flatten_feeds(feed_dict)
+        if not unique:  # nothing to fetch or run (e.g. `sess.run([])`): TensorFlow returns the empty structure
+            return mapper.build_results({})
         compiled = self._get_compiled(tuple(feed_keys), tuple(unique))
         results = self._run_compiled(compiled, feed_values, options, run_metadata)
         if key is not None and len(feed_keys) == len(key[1]):  # SparseTensor feeds expand: not cached
