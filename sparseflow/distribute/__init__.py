@@ -1,4 +1,5 @@
-"""``tf.distribute``: cluster resolvers, and a local ps/worker cluster for one machine.
+"""``tf.distribute``: cluster resolvers, a local ps/worker cluster for one machine, and collectives
+(``sparseflow.distribute.collectives``: all-reduce, all-gather, broadcast across tasks).
 
 ``launch_local_cluster`` is the Python side of ``sparseflow launch`` (see ``LocalCluster``).
 """
@@ -6,4 +7,4 @@
 # ruff: noqa: F401
 from sparseflow._src.distributed.launcher import LocalCluster, launch_local_cluster
 from sparseflow._src.distributed.resolve import resolve_cluster
-from sparseflow.distribute import cluster_resolver
+from sparseflow.distribute import cluster_resolver, collectives

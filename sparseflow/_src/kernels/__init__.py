@@ -3,6 +3,7 @@
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
     accumulator_kernels,
     array_kernels,
+    collective_kernels,
     constant_kernels,
     control_flow_kernels,
     core_kernels,
