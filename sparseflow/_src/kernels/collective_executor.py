@@ -95,6 +95,7 @@ class _GroupState:
         self.members: dict = {}
         self.group: Group | None = None
         self.broken = False
+        self.error: errors.OpError | None = None
 
 
 class GroupLeader:
@@ -114,16 +115,20 @@ class GroupLeader:
                     if size != st.size:
                         raise _size_error(key, size, st.size, member.device)
                     return st.group
-            if st is None or st.group is not None or st.broken:
+            if st is None or st.group is not None or st.broken or st.error is not None:
                 st = self._groups[key] = _GroupState(key, size, (st.generation + 1) if st else 1)
             if size != st.size:
-                raise _size_error(key, size, st.size, member.device)
+                st.error = _size_error(key, size, st.size, member.device)
+                self._cv.notify_all()  # the members waiting for this group fail with it too
+                raise st.error
             st.members[member.device] = member
             if len(st.members) == st.size:
                 ordered = tuple(sorted(st.members.values(), key=lambda m: member_order(m.device)))
                 st.group = Group(key, size, st.generation, ordered)
                 self._cv.notify_all()
             while st.group is None:
+                if st.error is not None:
+                    raise st.error
                 if self._groups.get(key) is not st:
                     raise errors.AbortedError(None, None, f"Collective group {key} was restarted while "
                                                           f"{member.device} joined it; retry.")
