@@ -125,6 +125,9 @@ class GrpcLink(R.Link):
         self._inflight = 0
         self._wcv = threading.Condition()
 
+    def _ready(self) -> bool:
+        return self._inflight < self._window
+
     def _transmit(self, exec_id, dst_rank, step, piece, src_rank, meta, array):
         arr = np.ascontiguousarray(array)
         if arr.dtype.byteorder == ">":

@@ -231,6 +231,9 @@ class ShmLink(R.Link):
                     None, None, f"{self.peer} closed its shared-memory link ({e}): its process exited or failed.")
                 self._slot_cv.notify_all()
 
+    def _ready(self) -> bool:
+        return bool(self._free) and self._broken is None
+
     def _transmit(self, exec_id, dst_rank, step, piece, src_rank, meta, array):
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         n = raw.shape[0]

@@ -18,10 +18,8 @@ Python calls (``sparseflow.distribute.collectives``) usable outside a graph.
 Example (two servers in one process):
     >>> import numpy as np, threading
     >>> import sparseflow as tf
-    >>> spec = {"worker": ["127.0.0.1:0", "127.0.0.1:0"]}
-    >>> s0 = tf.train.Server(spec, "worker", 0)
-    >>> s1 = tf.train.Server(s0.server_def["cluster"] | {"worker": [s0.address, "127.0.0.1:0"]}, "worker", 1)
-    >>> spec = {"worker": [s0.address, s1.address]}
+    >>> s0 = tf.train.Server({"worker": ["127.0.0.1:0"]}, "worker", 0)
+    >>> s1 = tf.train.Server({"worker": {0: s0.address, 1: "127.0.0.1:0"}}, "worker", 1)
     >>> out = {}
     >>> def run(s, x):
     ...     out[s.task] = all_reduce(x, group_size=2, group_key=1, instance_key=1, server=s)

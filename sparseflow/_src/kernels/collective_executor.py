@@ -37,6 +37,7 @@ import re
 import secrets
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -373,7 +374,8 @@ class CollectiveExecutor:
             link.close()
 
 
-_EXECUTORS: dict[int, CollectiveExecutor] = {}
+# executor_id -> executor of this process (weak: an executor lives as long as its worker or server).
+_EXECUTORS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def _enum(np_dtype) -> int:

@@ -173,20 +173,36 @@ class Link:
         self._done = 0
         self._errors: dict = {}  # exec_id -> error
         self._closed = False
+        self._busy = False  # a piece is being handed to the transport (by the caller or the sender thread)
         self._thread = None
 
     def send(self, exec_id, dst_rank: int, step: int, piece: int, src_rank: int, meta, array: np.ndarray) -> int:
-        """Queues a piece; returns a ticket for ``wait_sent``."""
+        """Queues a piece; returns a ticket for ``wait_sent``. When nothing is queued and the
+        transport can take the piece without waiting, it is handed over in the caller's thread (no
+        thread switch per piece)."""
+        item = (exec_id, dst_rank, step, piece, src_rank, meta, array)
         with self._cv:
             if self._closed:
                 raise errors.UnavailableError(None, None, f"The link to {self.peer} is closed.")
             self._queued += 1
-            self._queue.append((exec_id, dst_rank, step, piece, src_rank, meta, array))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"sparseflow-link-{self.peer}", daemon=True)
-                self._thread.start()
-            self._cv.notify_all()
-            return self._queued
+            ticket = self._queued
+            direct = not self._queue and not self._busy and self._ready()
+            if direct:
+                self._busy = True
+            else:
+                self._queue.append(item)
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name=f"sparseflow-link-{self.peer}",
+                                                    daemon=True)
+                    self._thread.start()
+                self._cv.notify_all()
+                return ticket
+        self._handle(item)
+        return ticket
+
+    def _ready(self) -> bool:
+        """True when ``_transmit`` would not wait now (a transport's free slot or call window)."""
+        return False
 
     def wait_sent(self, exec_id, ticket: int, deadline: float, check=None):
         """Waits until every piece queued up to ``ticket`` has left the caller's buffer."""
@@ -208,20 +224,25 @@ class Link:
     def _run(self):
         while True:
             with self._cv:
-                while not self._queue and not self._closed:
+                while (not self._queue or self._busy) and not (self._closed and not self._queue):
                     self._cv.wait()
                 if self._closed and not self._queue:
                     return
                 item = self._queue.popleft()
-            exec_id = item[0]
-            try:
-                if exec_id not in self._errors:
-                    self._transmit(*item)
-            except BaseException as e:  # noqa: BLE001 - reported to the run that sent it
-                self.fail(exec_id, e)
-            with self._cv:
-                self._done += 1
-                self._cv.notify_all()
+                self._busy = True
+            self._handle(item)
+
+    def _handle(self, item):
+        exec_id = item[0]
+        try:
+            if exec_id not in self._errors:
+                self._transmit(*item)
+        except BaseException as e:  # noqa: BLE001 - reported to the run that sent it
+            self.fail(exec_id, e)
+        with self._cv:
+            self._done += 1
+            self._busy = False
+            self._cv.notify_all()
 
     def fail(self, exec_id, error: BaseException):
         with self._cv:
