@@ -108,3 +108,15 @@ def test_stopping_leaves_no_shared_memory_behind(monkeypatch):
     for s in ordered:
         s.stop(0)
     assert glob.glob(pattern) == []
+
+
+@pytest.mark.parametrize("module", ["kernels.collective_ring", "kernels.collective_executor", "ops.collective_ops",
+                                    "distributed.collectives", "distributed.collective_shm",
+                                    "distributed.collective_service"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"sparseflow._src.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

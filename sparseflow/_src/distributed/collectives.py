@@ -173,10 +173,13 @@ class ClusterCollectiveExecutor(CollectiveExecutor):
         """A check() for a waiting run: probes the task of the member it waits on every few seconds
         and raises UnavailableError naming it once it cannot be reached."""
         prev = group.members[(rank - 1) % group.size]
-        if prev.executor_id == self.executor_id or prev.task == self.server.task:
+        if _EXECUTORS.get(prev.executor_id) is not None or prev.task == self.server.task:
+            return None  # in this process: it cannot die alone
+        try:
+            remote = self.server.remote_worker(prev.task)
+        except errors.OpError:
             return None
         state = {"next": time.monotonic() + PROBE_EVERY, "probe": None}
-        remote = self.server.remote_worker(prev.task)
 
         def check():
             probe = state["probe"]
