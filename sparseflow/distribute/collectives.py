@@ -16,7 +16,6 @@ Example:
 """
 
 # ruff: noqa: F401
-from sparseflow._src.distributed.collectives import all_gather, all_reduce, barrier, broadcast, rank
 from sparseflow._src.ops.collective_ops import (
     all_gather_v2,
     all_reduce_v2,
@@ -25,3 +24,4 @@ from sparseflow._src.ops.collective_ops import (
     broadcast_send,
     broadcast_send_v2,
 )
+from sparseflow._src.training.collectives import all_gather, all_reduce, barrier, broadcast, rank

@@ -111,7 +111,7 @@ def test_stopping_leaves_no_shared_memory_behind(monkeypatch):
 
 
 @pytest.mark.parametrize("module", ["kernels.collective_ring", "kernels.collective_executor", "ops.collective_ops",
-                                    "distributed.collectives", "distributed.collective_shm",
+                                    "distributed.collectives", "distributed.collective_shm", "training.collectives",
                                     "distributed.collective_service"])
 def test_docstring_examples(module):
     import doctest
