@@ -1,6 +1,7 @@
-"""``tf.distribute``: cluster resolvers, a local ps/worker cluster for one machine, and the
-training strategies (``ParameterServerStrategy``: separate ps tasks, async or sync;
-``PsStrategy``: every worker serves a shard, async).
+"""``tf.distribute``: cluster resolvers, a local ps/worker cluster for one machine, the training
+strategies (``ParameterServerStrategy``: separate ps tasks, async or sync; ``PsStrategy``: every
+worker serves a shard, async), and collectives (``sparseflow.distribute.collectives``:
+all-reduce, all-gather, broadcast across tasks).
 
 ``launch_local_cluster`` is the Python side of ``sparseflow launch`` (see ``LocalCluster``).
 """
@@ -9,4 +10,4 @@ training strategies (``ParameterServerStrategy``: separate ps tasks, async or sy
 from sparseflow._src.distributed.launcher import LocalCluster, launch_local_cluster
 from sparseflow._src.distributed.resolve import resolve_cluster
 from sparseflow._src.training.distribute import ParameterServerStrategy, PsStrategy, Strategy
-from sparseflow.distribute import cluster_resolver
+from sparseflow.distribute import cluster_resolver, collectives

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from sparseflow._src.distributed import wire
+from sparseflow._src.distributed.collective_service import CollectiveClient
 from sparseflow._src.distributed.proto import worker_pb2, worker_service_pb2
 from sparseflow._src.distributed.rpc import Client
 from sparseflow._src.distributed.table_service import TableClient
@@ -33,7 +34,7 @@ _request_ids = itertools.count(secrets.randbits(40) << 20)
 _CHUNK_POOL = ElasticPool("sparseflow-chunks")
 
 
-class RemoteWorker(TableClient):
+class RemoteWorker(TableClient, CollectiveClient):
     """Calls one task's WorkerService (see the module docstring); the embedding-table calls
     (``table_pull_async``, ``table_push_async``) come from ``TableClient``."""
 

@@ -113,9 +113,11 @@ class Server:
             cluster = ClusterSpec(spec)
         self.cluster_spec = cluster
         self.address = address
+        from sparseflow._src.distributed.collectives import ClusterCollectiveExecutor
         from sparseflow._src.distributed.master_service import MasterServicer
         from sparseflow._src.distributed.worker_service import WorkerServicer
 
+        self.worker.collectives = ClusterCollectiveExecutor(self)
         self.master = MasterServicer(self)
         self.worker_service = WorkerServicer(self.worker, self.learn_cluster)  # .table_requests counts table RPCs
         add_service(self._grpc, worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"], self.worker_service)
@@ -158,6 +160,7 @@ class Server:
             return
         self.worker.steps.abort_all(errors.AbortedError(None, None, f"{self.task} is shutting down."))
         self._grpc.stop(grace).wait()
+        self.worker.collectives.close()
         for w in list(self._remote.values()):
             w.close()
         self._stopped.set()

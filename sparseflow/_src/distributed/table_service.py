@@ -15,7 +15,8 @@ the call) and the request's ``timeout_in_ms`` (the chief's step deadline), never
 
 Example:
     >>> from sparseflow._src.distributed.proto import worker_service_pb2
-    >>> [m.name for m in worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"].methods][-5:]
+    >>> [m.name for m in worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"].methods
+    ...  if m.name.startswith("Table")]
     ['TablePull', 'TablePush', 'TableAccumulate', 'TableApplyAccumulated', 'TableSetSyncStep']
 """
 

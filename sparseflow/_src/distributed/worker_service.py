@@ -14,6 +14,7 @@ import threading
 import time
 
 from sparseflow._src.distributed import wire
+from sparseflow._src.distributed.collective_service import CollectiveServicer
 from sparseflow._src.distributed.proto import worker_pb2
 from sparseflow._src.distributed.rpc import error_from_status, status_code_of
 from sparseflow._src.distributed.table_service import TableServicer
@@ -95,9 +96,10 @@ def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
     return error_from_status(code, status.message)
 
 
-class WorkerServicer(TableServicer):
+class WorkerServicer(TableServicer, CollectiveServicer):
     """Serves one task's ``Worker`` (see the module docstring); TablePull / TablePush come from
-    ``TableServicer`` (table_service.py)."""
+    ``TableServicer`` (table_service.py), the Collective* calls from ``CollectiveServicer``
+    (collective_service.py)."""
 
     def __init__(self, worker, learn_cluster=None):
         self.worker = worker

@@ -2,6 +2,7 @@
 
 from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient functions
     array_grad,
+    collective_grad,
     control_flow_grad,
     data_flow_grad,
     embedding_grad,

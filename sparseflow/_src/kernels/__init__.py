@@ -4,6 +4,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     accumulator_kernels,
     array_kernels,
     candidate_sampler_kernels,
+    collective_kernels,
     constant_kernels,
     control_flow_kernels,
     core_kernels,

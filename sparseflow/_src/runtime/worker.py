@@ -84,6 +84,9 @@ class Worker:
         self.devices = devices
         self.task = task_of_device(devices.names[0])
         self.remote = remote
+        # The collective executor (kernels/collective_executor.py): a Server installs one that reaches
+        # other tasks; otherwise the collective kernels create an in-process one on first use.
+        self.collectives = None
         self.steps = StepTable(self.task, self._remote_of)
         self._sessions: dict[str, WorkerSession] = {}
         self._graph_ids = itertools.count(1)

@@ -1,0 +1,126 @@
+"""CPU kernels of the collective ops (ops/collective_ops.py): each run hands its tensor to the
+collective executor of the session's worker (kernels/collective_executor.py) under the step's
+deadline and cancellation, and ``timeout_seconds``.
+
+The executor is the one the task's ``tf.train.Server`` installed (members in other processes
+reached over shared memory or gRPC), or, in a local session, an in-process one (members are
+devices of this process).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparseflow._src.framework import errors
+from sparseflow._src.kernels import collective_ring as R
+from sparseflow._src.kernels.collective_executor import executor_of
+from sparseflow._src.kernels.registry import register_kernel
+
+
+def _worker(node):
+    state = node.session if isinstance(node.session, dict) else {}
+    worker = state.get("worker")
+    if worker is None:
+        raise errors.FailedPreconditionError(None, None, f"{node.op_type} {node.name!r} runs only in a session.")
+    return worker
+
+
+def _runner(node, kind):
+    attrs = node.attrs
+    timeout = float(attrs.get("timeout_seconds", 0.0) or 0.0)
+    what = f"{node.op_type} {node.name!r}"
+
+    def run(ctx, value, group_size, group_key, instance_key, **kw):
+        ex = executor_of(_worker(node))
+        check = (lambda: ctx.check(None)) if ctx is not None else None
+        return ex.run(kind, value, device=node.device, group_size=int(group_size), group_key=int(group_key),
+                      instance_key=int(instance_key), timeout=timeout,
+                      deadline=ctx.deadline if ctx is not None else None, check=check, what=what, **kw)
+
+    return run
+
+
+def _v1_keys(node):
+    a = node.attrs
+    return int(a["group_size"]), int(a["group_key"]), int(a["instance_key"])
+
+
+def _recv_shape(node, shape) -> tuple:
+    dims = [int(d) for d in np.asarray(shape).reshape(-1)] if not hasattr(shape, "as_list") else None
+    if dims is None:
+        if shape.rank is None or any(d is None for d in shape.as_list()):
+            raise errors.InvalidArgumentError(None, None, f"{node.op_type} {node.name!r} needs a fully defined "
+                                                          f"shape, got {shape}.")
+        dims = shape.as_list()
+    if any(d < 0 for d in dims):
+        raise errors.InvalidArgumentError(None, None, f"{node.op_type} {node.name!r}: negative dimension in "
+                                                      f"shape {dims}.")
+    return tuple(dims)
+
+
+@register_kernel("CollectiveReduce", needs_context=True)
+def _reduce(node):
+    run = _runner(node, R.KIND_REDUCE)
+    keys = _v1_keys(node)
+    merge, final = node.attrs["merge_op"], node.attrs["final_op"]
+    return lambda ctx, x: run(ctx, x, *keys, merge_op=merge, final_op=final)
+
+
+@register_kernel("CollectiveReduceV2", needs_context=True)
+def _reduce_v2(node):
+    run = _runner(node, R.KIND_REDUCE)
+    merge, final = node.attrs["merge_op"], node.attrs["final_op"]
+    return lambda ctx, x, size, key, instance, *tokens: run(ctx, x, size, key, instance, merge_op=merge,
+                                                            final_op=final)
+
+
+@register_kernel("CollectiveGather", needs_context=True)
+def _gather(node):
+    run = _runner(node, R.KIND_GATHER)
+    keys = _v1_keys(node)
+    return lambda ctx, x: run(ctx, x, *keys)
+
+
+@register_kernel("CollectiveGatherV2", needs_context=True)
+def _gather_v2(node):
+    run = _runner(node, R.KIND_GATHER)
+    return lambda ctx, x, size, key, instance, *tokens: run(ctx, x, size, key, instance)
+
+
+@register_kernel("CollectiveBcastSend", needs_context=True)
+def _bcast_send(node):
+    run = _runner(node, R.KIND_BCAST)
+    keys = _v1_keys(node)
+    want = _recv_shape(node, node.attrs["shape"])
+
+    def compute(ctx, x):
+        x = np.asarray(x)
+        if tuple(x.shape) != want:
+            raise errors.InvalidArgumentError(None, None, f"{node.op_type} {node.name!r}: input of shape "
+                                                          f"{list(x.shape)}, the op's shape attr is {list(want)}.")
+        return run(ctx, x, *keys, root=True)
+
+    return compute
+
+
+@register_kernel("CollectiveBcastSendV2", needs_context=True)
+def _bcast_send_v2(node):
+    run = _runner(node, R.KIND_BCAST)
+    return lambda ctx, x, size, key, instance: run(ctx, x, size, key, instance, root=True)
+
+
+@register_kernel("CollectiveBcastRecv", needs_context=True)
+def _bcast_recv(node):
+    run = _runner(node, R.KIND_BCAST)
+    keys = _v1_keys(node)
+    shape = _recv_shape(node, node.attrs["shape"])
+    dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
+    return lambda ctx: run(ctx, None, *keys, root=False, shape=shape, dtype=dtype)
+
+
+@register_kernel("CollectiveBcastRecvV2", needs_context=True)
+def _bcast_recv_v2(node):
+    run = _runner(node, R.KIND_BCAST)
+    dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
+    return lambda ctx, size, key, instance, shape: run(ctx, None, size, key, instance, root=False,
+                                                       shape=_recv_shape(node, shape), dtype=dtype)
