@@ -19,9 +19,11 @@ class CycleError(ValueError):
         self.stuck = stuck
 
 
-def stable_toposort(count: int, sources_of: Callable[[int], Iterable[int]]) -> list[int]:
+def stable_toposort(count: int, sources_of: Callable[[int], Iterable[int]],
+                    rank: Callable[[int], int] | None = None) -> list[int]:
     """Indices ``0..count-1`` with each after its sources; among ready ones the smallest first,
-    so an already ordered graph keeps its order. Sources outside the range are ignored."""
+    so an already ordered graph keeps its order (with ``rank``: the lowest ``(rank(i), i)`` first).
+    Sources outside the range are ignored."""
     indeg = [0] * count
     users: list[list[int]] = [[] for _ in range(count)]
     for i in range(count):
@@ -29,16 +31,18 @@ def stable_toposort(count: int, sources_of: Callable[[int], Iterable[int]]) -> l
         indeg[i] = len(srcs)
         for s in srcs:
             users[s].append(i)
-    ready = [i for i, d in enumerate(indeg) if d == 0]
+    key = (lambda i: (rank(i), i)) if rank is not None else (lambda i: i)
+    ready = [key(i) for i, d in enumerate(indeg) if d == 0]
     heapq.heapify(ready)
     order = []
     while ready:
-        i = heapq.heappop(ready)
+        k = heapq.heappop(ready)
+        i = k[1] if rank is not None else k
         order.append(i)
         for u in users[i]:
             indeg[u] -= 1
             if indeg[u] == 0:
-                heapq.heappush(ready, u)
+                heapq.heappush(ready, key(u))
     if len(order) != count:
         stuck = [i for i, d in enumerate(indeg) if d > 0]
         raise CycleError(f"cycle through {len(stuck)} nodes", stuck)
