@@ -112,6 +112,9 @@ class OpEntry:
     # Where sparseflow knowingly differs from TensorFlow, and why: keys are a sample name or
     # "sample|dtype", with ":grad" appended when only the gradient differs.
     differs: dict = dataclasses.field(default_factory=dict)
+    # canonical(array) -> array applied to sparseflow's and TensorFlow's output values before comparing them,
+    # for encodings with more than one right byte string (PNG: zlib settings, row filters); says so in its docstring
+    canonical: Callable | None = None
     static_shape_differs: str = ""  # why sparseflow's static shapes knowingly differ from TF's
     stateful: bool = False  # fresh session per run (variables, random state)
     workdir: bool = False  # run in a fresh temporary working directory (ops that read or write files)

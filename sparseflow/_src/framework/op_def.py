@@ -29,6 +29,8 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+import numpy as np
+
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.registry import Registry
 from sparseflow._src.framework.tensor_shape import TensorShape, unknown_shape
@@ -169,6 +171,15 @@ def _parse_value(kind: str, text: str):
         return text.strip("'\"")
     if kind == "shape":
         return unknown_shape() if text in ("<unknown>", "None") else TensorShape(eval_int_list(text))
+    if kind == "tensor":  # "<dtype> [v, ...]", a read-only array (ImageSummary's bad_color)
+        mt = re.match(r"^(\w+)\s*\[(.*)\]$", text)
+        d = _parse_type_name(mt.group(1)) if mt else None
+        if d is None:
+            raise ValueError(f"Tensor default must be '<dtype> [values]', got {text!r}")
+        arr = np.array([float(x) if d.is_floating else int(x) for x in _split_top(mt.group(2))],
+                       dtype=d.as_numpy_dtype)
+        arr.setflags(write=False)
+        return arr
     raise ValueError(f"Attr kind {kind!r} takes no default ({text!r})")
 
 

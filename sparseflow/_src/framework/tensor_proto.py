@@ -26,8 +26,8 @@ from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.proto import tensor_pb2, tensor_shape_pb2
 from sparseflow._src.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 
-__all__ = ["dtype_from_enum", "shape_to_proto", "shape_from_proto", "make_tensor_proto", "make_ndarray",
-           "MAX_EXPANDED_BYTES"]
+__all__ = ["dtype_from_enum", "shape_to_proto", "shape_from_proto", "make_tensor_proto", "tensor_content_proto",
+           "make_ndarray", "MAX_EXPANDED_BYTES"]
 
 TensorProto = tensor_pb2.TensorProto
 TensorShapeProto = tensor_shape_pb2.TensorShapeProto
@@ -143,6 +143,27 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
                      .tolist())
     else:
         field.extend(flat.astype(dt.as_numpy_dtype).tolist())
+    return proto
+
+
+def tensor_content_proto(arr: np.ndarray, dtype) -> TensorProto:
+    """A TensorProto of ``arr`` as TensorFlow's kernels write one (``Tensor::AsProtoTensorContent``): the raw
+    little-endian bytes of every element in ``tensor_content`` (strings in ``string_val``).
+
+    Example:
+        >>> tensor_content_proto(np.float32(1.5), dtypes.float32).tensor_content
+        b'\\x00\\x00\\xc0?'
+    """
+    dt = dtypes.as_dtype(dtype).base_dtype
+    shape = list(np.shape(arr))
+    proto = TensorProto(dtype=dt.as_datatype_enum, tensor_shape=shape_to_proto(shape))
+    if dt == dtypes.string:
+        proto.string_val.extend(_as_bytes(x) for x in np.asarray(arr, dtype=object).reshape(-1))
+    elif dt == dtypes.bfloat16:
+        proto.tensor_content = _bfloat16_bits(np.asarray(arr, np.float32).reshape(-1)).astype("<u2").tobytes()
+    else:
+        little = np.dtype(dt.as_numpy_dtype).newbyteorder("<")
+        proto.tensor_content = np.ascontiguousarray(arr, dtype=little).tobytes()
     return proto
 
 

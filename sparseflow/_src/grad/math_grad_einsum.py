@@ -1,8 +1,8 @@
 """Gradient of Einsum: the gradient of each input is another einsum of the output's gradient with
 the other inputs (conjugated), over that input's subscripts. Subscripts summed within one input
 alone come back by broadcasting; broadcast ``...`` dimensions are summed down (``unbroadcast``).
-A repeated subscript (a diagonal, ``bii->b``) gets its gradient on the diagonal; both need the
-dimensions involved to be known statically (else the error says so).
+A repeated subscript (a diagonal, ``bii->b``) gets its gradient on the diagonal; dimensions not
+known statically are read at run time.
 LowerBound / UpperBound are not differentiable.
 
 Example:
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import string
 
-import numpy as np
-
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.grad.math_grad_util import conj, unbroadcast
 from sparseflow._src.grad.registry import NotDifferentiable, RegisterGradient
-from sparseflow._src.ops.constant_op import constant
+from sparseflow._src.ops import array_ops
+from sparseflow._src.ops.array_fill_ops import ones
 from sparseflow._src.ops.math_einsum import parse_equation
+from sparseflow._src.ops.math_linalg import eye
 
 __all__: list[str] = []
 
@@ -41,35 +41,48 @@ def _einsum(equation: str, inputs):
     return apply_op("Einsum", [list(inputs)], {"equation": equation}, name="Einsum").outputs[0]
 
 
-def _expand(g, kept: str, term: str, x, op, i):
+def _dim(x, labels_before: int, labels_after: int, after_ellipsis: bool, dims):
+    """The size of one subscript's dimension of ``x``: static when known, else read at run time (counted
+    from the end when it follows ``...``, so it works at unknown rank too)."""
+    axis = -(labels_after + 1) if after_ellipsis else labels_before
+    if dims is not None:
+        d = dims[axis]
+        if d is not None:
+            return d
+    return array_ops.shape(x)[axis]
+
+
+def _expand(g, kept: str, term: str, x):
     """The gradient over ``kept`` (unique subscripts) spread back over ``term``: a repeated subscript
     onto its diagonal (times an identity), a subscript of this input alone broadcast (times ones)."""
-    rank = x.shape.ndims
-    dims = x.shape.as_list() if rank is not None else None
+    dims = x.shape.as_list() if x.shape.ndims is not None else None
+    dtype = x.dtype.base_dtype
+    labels = term.replace(".", "")
+    ellipsis_at = term.index(".") if "." in term else len(term)
     free = iter(c for c in string.ascii_letters if c not in term and c not in kept)
-    full, extras, seen, axis = [], [], set(), 0
-    for c in term:
+    full, extras, seen = [], [], set()
+    k = 0  # index of the subscript among the labels
+    for pos, c in enumerate(term):
         if c == ".":
             full.append(".")
-            axis += (rank - (len(term) - 1)) if rank is not None else 0
             continue
-        d = dims[axis] if dims is not None else None
-        axis += 1
+        after = pos > ellipsis_at
         if c in seen or c not in kept:
-            if d is None:
-                raise LookupError(f"No gradient for input {i} of Einsum op '{op.name}': it repeats or sums subscript "
-                                  f"{c!r} on its own and that dimension is not known statically.")
+            d = _dim(x, k, len(labels) - k - 1, after, dims)
             if c in seen:
                 twin = next(free)
-                extras.append((c + twin, np.eye(d)))
+                extras.append((c + twin, eye(d, dtype=dtype)))
                 full.append(twin)
-                continue
-            extras.append((c, np.ones(d)))
-        seen.add(c)
-        full.append(c)
+            else:
+                extras.append((c, ones(array_ops.reshape(d, [1]) if not isinstance(d, int) else [d], dtype=dtype)))
+                seen.add(c)
+                full.append(c)
+        else:
+            seen.add(c)
+            full.append(c)
+        k += 1
     equation = ",".join(_text(t) for t in [kept] + [e[0] for e in extras]) + "->" + _text("".join(full))
-    consts = [constant(v, dtype=x.dtype.base_dtype) for _, v in extras]
-    return _einsum(equation, [g] + consts)
+    return _einsum(equation, [g] + [e[1] for e in extras])
 
 
 @RegisterGradient("Einsum")
@@ -87,6 +100,6 @@ def _einsum_grad(op, grad):
         g = _einsum(",".join(_text(t) for t in [out] + others) + "->" + _text(kept),
                     [grad] + [conj(t) for j, t in enumerate(op.inputs) if j != i])
         if kept != term:
-            g = _expand(g, kept, term, x, op, i)
+            g = _expand(g, kept, term, x)
         grads.append(unbroadcast(g, x))
     return grads

@@ -257,6 +257,9 @@ def _all_candidates(node):
         true_classes = np.asarray(true_classes)
         if true_classes.ndim != 2 or true_classes.shape[1] != num_true:
             raise _invalid("true_classes must be a matrix with num_true columns")
+        for c in true_classes.reshape(-1).tolist():  # the ids "sampled" are 0 .. num_sampled - 1
+            if c < 0 or c >= num_sampled:
+                raise _invalid(f"`true_candidate` out of range [0, {num_sampled}), received {c}")
         return (np.arange(num_sampled, dtype=np.int64), np.ones(true_classes.shape, dtype=np.float32),
                 np.ones(num_sampled, dtype=np.float32))
 

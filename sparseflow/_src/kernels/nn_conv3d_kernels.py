@@ -38,8 +38,10 @@ class _Geometry:
                 total = max((out - 1) * s + eff - n, 0)
                 self.pads.append((total // 2, total - total // 2))
             else:
-                out = (n - eff + s) // s
-                if out < 0 or n < eff:
+                # C's truncating division, as TensorFlow's: a window up to a stride larger than the input
+                # gives an empty output, not an error.
+                out = int((n - eff + s) / s)
+                if out < 0:
                     raise _invalid(f"Computed output size would be negative: {n - eff + 1} [input_size: {n}, "
                                    f"effective_filter_size: {eff}, stride: {s}]")
                 self.pads.append((0, 0))

@@ -85,7 +85,8 @@ class _Batch:
 def _positions(counts):
     """(row, position within the row) of every value of a flattened ragged batch."""
     rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.cumsum(counts) - counts  # an empty batch has no rows
     return rows, np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.framework.proto import summary_pb2
-from sparseflow._src.framework.tensor_proto import make_tensor_proto
+from sparseflow._src.framework.tensor_proto import tensor_content_proto
 from sparseflow._src.kernels.registry import register_kernel
 from sparseflow._src.kernels.summary_encoding import encode_png, encode_wav, histogram_proto
 
@@ -70,20 +70,21 @@ def _histogram_summary(node):
 
 def _to_uint8(image: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
     """One ``[h, w, c]`` float image as uint8: scaled by the largest finite value (offset 128 when
-    there are negative values), non-finite pixels in ``bad_color``."""
-    dtype = np.float64 if image.dtype == np.float64 else np.float32
-    img = image.astype(dtype)
+    there are negative values), non-finite pixels in ``bad_color``. As TensorFlow's: the statistics
+    and the scale in float32, the transform in the image's own type (float16 rounds as TF's)."""
+    img = image
     finite = np.isfinite(img).all(axis=-1)
-    good = img[finite]
-    lo = good.min() if good.size else np.inf
-    hi = good.max() if good.size else -np.inf
+    good = img[finite].astype(np.float32)
+    lo = good.min() if good.size else np.float32(np.inf)
+    hi = good.max() if good.size else np.float32(-np.inf)
     if lo < 0:
         max_val = max(abs(lo), abs(hi))
-        scale, offset = (0.0 if max_val < 1e-6 else dtype(127.0) / dtype(max_val)), 128.0
+        scale, offset = (0.0 if max_val < 1e-6 else np.float32(127.0) / np.float32(max_val)), 128.0
     else:
-        scale, offset = (0.0 if hi < 1e-6 else dtype(255.0) / dtype(hi)), 0.0
+        scale, offset = (0.0 if hi < 1e-6 else np.float32(255.0) / np.float32(hi)), 0.0
+    dtype = img.dtype.type
     with np.errstate(invalid="ignore", over="ignore"):
-        out = (img * dtype(scale) + dtype(offset)).astype(np.uint8)
+        out = (img * dtype(np.float32(scale)) + dtype(offset)).astype(np.uint8)
     out[~finite] = bad_color[: img.shape[-1]]
     return out
 
@@ -151,8 +152,8 @@ def _tensor_summary(node):
             raise _invalid(f"Could not parse the serialized summary metadata of tag {tag}: {e}") from e
         s = summary_pb2.Summary()
         v = s.value.add(tag=tag)
-        v.tensor.CopyFrom(make_tensor_proto(np.asarray(tensor, dtype=object if dtype.name == "string"
-                                                       else dtype.as_numpy_dtype)))
+        v.tensor.CopyFrom(tensor_content_proto(np.asarray(tensor, dtype=object if dtype.name == "string"
+                                                          else dtype.as_numpy_dtype), dtype))
         v.metadata.CopyFrom(metadata)
         return _out(s)
 

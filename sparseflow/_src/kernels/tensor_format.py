@@ -105,7 +105,7 @@ def _v2(a, ends) -> str:
 
     def dim(d, sub):
         if d == nd:
-            return format_element(sub[()], True)
+            return format_element(sub[()] if isinstance(sub, (np.ndarray, np.generic)) else sub, True)
         n = sub.shape[0]
         parts = [dim(d + 1, sub[i]) for i in range(min(ends, n))]
         if n > 2 * ends:
@@ -125,6 +125,8 @@ def summarize_value(value, max_entries: int, print_v2: bool = False) -> str:
     limit = min(n, a.size)
     if a.ndim == 0:
         return format_element(a[()], print_v2) if limit > 0 else ""
+    if a.size == 0 and a.dtype == np.bool_:  # TensorFlow's text of an empty bool tensor is empty, not "[]"
+        return ""
     if print_v2:
         return _v2(a, n)
     return _v1(a.reshape(-1), a.shape, limit)

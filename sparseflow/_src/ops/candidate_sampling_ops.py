@@ -39,7 +39,7 @@ CandidateSamplerOutput = collections.namedtuple(
 
 
 def _sampler_shape(op):
-    true_classes = op.inputs[0].shape
+    true_classes = op.inputs[0].shape.with_rank(2)
     batch = true_classes.as_list()[0] if true_classes.ndims == 2 else None
     n = op._attrs["num_sampled"]
     return [TensorShape([n]), TensorShape([batch, op._attrs["num_true"]]), TensorShape([n])]
@@ -57,10 +57,21 @@ for _name, _extra in (("UniformCandidateSampler", ["range_max: int >= 1"]),
     register_op(_name, inputs=["true_classes: int64"], outputs=_OUTPUTS, attrs=_BASE_ATTRS + _extra,
                 shape_fn=_sampler_shape, is_stateful=True)
 
+def _accidental_hits_shape(op):
+    """``true_classes`` is ``[batch, num_true]``, ``sampled_candidates`` a vector (checked when the graph is built)."""
+    true_classes = op.inputs[0].shape.with_rank(2)
+    columns = true_classes.as_list()[1] if true_classes.ndims == 2 else None
+    if columns is not None and columns != op._attrs["num_true"]:
+        raise ValueError(f"ComputeAccidentalHits op {op.name!r}: true_classes has {columns} columns, but num_true "
+                         f"is {op._attrs['num_true']}.")
+    op.inputs[1].shape.with_rank(1)
+    return [TensorShape([None])] * 3
+
+
 register_op("ComputeAccidentalHits", inputs=["true_classes: int64", "sampled_candidates: int64"],
             outputs=["indices: int32", "ids: int64", "weights: float"],
             attrs=["num_true: int", "seed: int = 0", "seed2: int = 0"],
-            shape_fn=lambda op: [TensorShape([None])] * 3)
+            shape_fn=_accidental_hits_shape)
 
 
 def _seeds(seed):

@@ -26,14 +26,29 @@ from sparseflow._src.framework.tensor_conversion import convert_to_tensor, is_te
 
 __all__ = ["Print", "print_v2", "string_format"]
 
+def _string_format_shape(op):
+    """A scalar; the template must hold one placeholder per input (checked when the graph is built)."""
+    template, placeholder = op._attrs.get("template", "%s"), op._attrs.get("placeholder", "%s")
+    count = len(template.split(placeholder)) - 1
+    if count != len(op.inputs):
+        raise ValueError(f"StringFormat op {op.name!r}: num placeholders in template and num inputs must match: "
+                         f"{count} vs. {len(op.inputs)}")
+    return [[]]
+
+
+def _print_v2_shape(op):
+    op.inputs[0].shape.with_rank(0)  # one string, checked when the graph is built
+    return []
+
+
 register_op("Print", inputs=["input: T", "data: U"], outputs=["output: T"],
             attrs=["T: type", "U: list(type) >= 0", "message: string = ''", "first_n: int = -1",
                    "summarize: int = 3"], shape_fn=lambda op: [op.inputs[0].shape], is_stateful=True)
 register_op("StringFormat", inputs=["inputs: T"], outputs=["output: string"],
             attrs=["T: list(type) >= 0", "template: string = '%s'", "placeholder: string = '%s'",
-                   "summarize: int = 3"], shape_fn=lambda op: [[]])
+                   "summarize: int = 3"], shape_fn=_string_format_shape)
 register_op("PrintV2", inputs=["input: string"], attrs=["output_stream: string = 'stderr'", "end: string = '\n'"],
-            shape_fn=lambda op: [], is_stateful=True)
+            shape_fn=_print_v2_shape, is_stateful=True)
 
 
 def Print(input_, data, message=None, first_n=None, summarize=None, name=None):  # noqa: N802 - TF's name

@@ -33,15 +33,24 @@ def _broadcast(a: list, b: list) -> list:
 
 
 def _einsum_shape(op):
-    terms, out = parse_equation(op._attrs["equation"], len(op.inputs))
+    equation = op._attrs["equation"]
+    if "->" not in equation:
+        raise ValueError(f"Einsum op {op.name!r}: the equation {equation!r} has no '->': the op takes explicit "
+                         f"equations (tf.einsum accepts implicit ones).")
+    terms, out = parse_equation(equation, len(op.inputs))
     sizes: dict = {}
     ellipsis: list | None = []
-    for term, t in zip(terms, op.inputs):
+    for i, (term, t) in enumerate(zip(terms, op.inputs)):
         dims = t.shape.as_list() if t.shape.ndims is not None else None
         if dims is None:
             if "." in term:
                 ellipsis = None
             continue
+        labels = len(term) - ("." in term)
+        if len(dims) < labels or ("." not in term and len(dims) != labels):
+            raise ValueError(f"Einsum op {op.name!r}: input {i} has rank {len(dims)}, but its subscripts "
+                             f"{term.replace('.', '...')!r} in {equation!r} need rank "
+                             f"{'at least ' if '.' in term else ''}{labels}.")
         if "." in term:
             k = len(dims) - (len(term) - 1)
             before = term.index(".")
@@ -51,6 +60,9 @@ def _einsum_shape(op):
             term = term.replace(".", "")
         for c, d in zip(term, dims):
             if d is not None:
+                if sizes.get(c) not in (None, d):
+                    raise ValueError(f"Einsum op {op.name!r}: subscript {c!r} of {equation!r} has size {sizes[c]} "
+                                     f"and {d}; they must agree.")
                 sizes[c] = d
             else:
                 sizes.setdefault(c, None)
@@ -62,11 +74,17 @@ def _einsum_shape(op):
     return [TensorShape(shape)]
 
 
+def _bound_shape(op):
+    """Both inputs are ``[batch, n]`` matrices (an error when the graph is built, as TensorFlow's)."""
+    op.inputs[0].shape.with_rank(2)
+    return [op.inputs[1].shape.with_rank(2)]
+
+
 register_op("Einsum", inputs=["inputs: N * T"], outputs=["output: T"],
             attrs=["equation: string", "N: int >= 1", "T: type"], shape_fn=_einsum_shape)
 for _bound in ("LowerBound", "UpperBound"):
     register_op(_bound, inputs=["sorted_inputs: T", "values: T"], outputs=["output: out_type"],
-                attrs=["T: type", "out_type: {int32, int64} = int32"], shape_fn=lambda op: [op.inputs[1].shape])
+                attrs=["T: type", "out_type: {int32, int64} = int32"], shape_fn=_bound_shape)
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -77,8 +95,9 @@ def einsum(equation, *inputs, **kwargs):
         raise TypeError(f"Invalid keyword arguments for einsum: {sorted(kwargs)}")
     with name_scope(name, "einsum", list(inputs)):
         ts = [convert_to_tensor(x, name="input") for x in inputs]
-        parse_equation(equation, len(ts))
-        return apply_op("Einsum", [ts], {"equation": equation.replace(" ", "")}, name="Einsum").outputs[0]
+        terms, out = parse_equation(equation, len(ts))  # the op's equation is explicit (NumPy's implicit output)
+        explicit = ",".join(terms) + "->" + out
+        return apply_op("Einsum", [ts], {"equation": explicit.replace(".", "...")}, name="Einsum").outputs[0]
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None):

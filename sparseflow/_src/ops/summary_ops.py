@@ -41,7 +41,8 @@ register_op("ScalarSummary", inputs=["tags: string", "values: T"], outputs=["sum
 register_op("HistogramSummary", inputs=["tag: string", "values: T"], outputs=["summary: string"],
             attrs=[f"T: {_REAL} = float"], shape_fn=_SCALAR)
 register_op("ImageSummary", inputs=["tag: string", "tensor: T"], outputs=["summary: string"],
-            attrs=["max_images: int >= 1 = 3", "T: {uint8, float, half, double} = float", "bad_color: tensor"],
+            attrs=["max_images: int >= 1 = 3", "T: {uint8, float, half, double} = float",
+                   "bad_color: tensor = uint8 [255, 0, 0, 255]"],
             shape_fn=_SCALAR)
 register_op("AudioSummaryV2", inputs=["tag: string", "tensor: float", "sample_rate: float"],
             outputs=["summary: string"], attrs=["max_outputs: int >= 1 = 3"], shape_fn=_SCALAR)
