@@ -48,12 +48,12 @@ def test_a_cluster_run_resumes_from_its_checkpoint(tmp_path, capsys, mode):
     assert main([*args, "--epochs", "1"]) == 0
     first, err = _result(capsys)
     assert "from the initial model" in err
-    # async: a worker that read the step before its last update lands takes one more (each worker at most)
-    assert per_epoch <= first["global_step"] <= per_epoch + 2
+    # async: the other worker may be in the middle of one more step when a worker reads the last one
+    assert per_epoch <= first["global_step"] <= per_epoch + 1
     assert main([*args, "--epochs", "2"]) == 0
     second, err = _result(capsys)
     assert f"resuming at global step {first['global_step']}" in err
-    assert 2 * per_epoch <= second["global_step"] <= 2 * per_epoch + 2
+    assert 2 * per_epoch <= second["global_step"] <= 2 * per_epoch + 1
     assert 0.5 < second["auc"] <= 1.0 and second["train_examples"] == 1200
 
 

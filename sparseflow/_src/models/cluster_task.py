@@ -66,7 +66,7 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _train(sess, m, cfg, index, workers, last_step, spe, log_every):
+def _train(sess, m, step_after, cfg, index, workers, last_step, spe, log_every):
     """Trains on this worker's shard until the global step reaches ``last_step``; returns the
     (steps, examples, recent labels, recent logits, recent losses) of this worker."""
     batch_size = int(cfg.train["batch_size"])
@@ -82,7 +82,7 @@ def _train(sess, m, cfg, index, workers, last_step, spe, log_every):
         if step >= last_step:
             break
         for b in input_data.training_batches(cfg, epoch, batch_size, shard):
-            loss, logits, step, _ = sess.run([m.loss, m.logits, m.global_step, m.train_op],
+            loss, logits, step = sess.run([m.loss, m.logits, step_after],
                                              {m.wide: b["wide"], m.deep: b["deep"], m.numeric: b["numeric"],
                                               m.label: b["label"]})
             step = int(step)
@@ -127,6 +127,8 @@ def main(argv=None) -> int:
     with tf.Graph().as_default():
         with strategy.scope():
             model = build_model(cfg).build(wrap_optimizer=strategy.wrap_optimizer)
+            with tf.control_dependencies([model.train_op]):  # the global step once this step's update is in
+                step_after = tf.identity(model.global_step)
         scaffold = tf.train.Scaffold(saver=tf.train.Saver(max_to_keep=2, sharded=True))
         checkpoint = tf.train.latest_checkpoint(args.model_dir) if chief else None
         with strategy.training_session(checkpoint_dir=args.model_dir, scaffold=scaffold, save_checkpoint_steps=spe,
@@ -140,7 +142,7 @@ def main(argv=None) -> int:
                            else "parameters served by the workers")
                 _log(f"training {mode} on {workers} worker(s) and {servers} ({args.strategy} strategy), {where}; "
                      f"{last_step} global steps ({args.epochs} epoch(s) of {spe})")
-            steps, examples, ys, ps, losses, secs = _train(sess, model, cfg, index, workers, last_step, spe,
+            steps, examples, ys, ps, losses, secs = _train(sess, model, step_after, cfg, index, workers, last_step, spe,
                                                            max(1, last_step // 20))
             _log(f"worker {index}: {steps} steps, {examples} examples in {secs:.1f}s "
                  f"({examples / max(secs, 1e-9):,.0f} examples/s)")
