@@ -361,9 +361,8 @@ def _requested_tasks(ir: GraphIR) -> list[str]:
 
 def _global_order(ir: GraphIR) -> list:
     """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order, but
-    a ``_Send`` as soon as its input is ready and a collective as late as it can be: a partition's
-    straight-line plan blocks in a collective until the other members arrive, and they may need
-    what this partition sends (its inputs, for instance)."""
+    a collective as late as it can be: a partition's straight-line plan blocks in a collective until
+    the other members arrive, and they may need what this partition sends (their inputs, say)."""
     from sparseflow._src.framework.toposort import stable_toposort
 
     nodes = ir.nodes
@@ -380,8 +379,7 @@ def _global_order(ir: GraphIR) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     def rank(i):
-        op = nodes[i].op
-        return 0 if op == "_Send" else 2 if op.startswith("Collective") else 1
+        return 1 if nodes[i].op.startswith("Collective") else 0
 
     return [nodes[i] for i in stable_toposort(len(nodes), sources, rank)]
 
