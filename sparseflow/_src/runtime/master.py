@@ -360,13 +360,31 @@ def _requested_tasks(ir: GraphIR) -> list[str]:
 
 
 def _global_order(ir: GraphIR) -> list:
-    """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order, but
-    a collective as late as it can be: a partition's straight-line plan blocks in a collective until
-    the other members arrive, and they may need what this partition sends (their inputs, say)."""
+    """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order, but:
+
+    - a ``_Send`` of a computed value as soon as its input is ready: the receiver (a parameter
+      server applying a gradient, say) starts while this partition goes on; a send of a variable's
+      value (a read that aliases the variable) keeps its place, so it sees the updates before it;
+    - a collective as late as it can be: a partition's straight-line plan blocks in a collective
+      until the other members arrive, and they may need what this partition sends (their inputs)."""
     from sparseflow._src.framework.toposort import stable_toposort
 
     nodes = ir.nodes
     pos = {n.name: i for i, n in enumerate(nodes)}
+    by_name = {n.name: n for n in nodes}
+
+    def reads_variable(name: str, seen=0) -> bool:
+        src, k, _ = parse_input(name)
+        producer = by_name.get(src)
+        if producer is None or seen > 8:
+            return False
+        if k < len(producer.out_dtypes) and producer.out_dtypes[k].is_ref_dtype:
+            return True
+        data = [x for x in producer.inputs if not x.startswith("^")]
+        return producer.op == "Identity" and len(data) == 1 and reads_variable(data[0], seen + 1)
+
+    early = {i for i, n in enumerate(nodes)
+             if n.op == "_Send" and not any(reads_variable(x) for x in n.inputs if not x.startswith("^"))}
     sends = {}
     for i, n in enumerate(nodes):
         if n.op == "_Send":
@@ -379,7 +397,7 @@ def _global_order(ir: GraphIR) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     def rank(i):
-        return 1 if nodes[i].op.startswith("Collective") else 0
+        return 0 if i in early else 2 if nodes[i].op.startswith("Collective") else 1
 
     return [nodes[i] for i in stable_toposort(len(nodes), sources, rank)]
 
