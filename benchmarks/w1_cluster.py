@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from sparseflow._src.distributed.launcher import free_ports
@@ -48,12 +49,14 @@ def launch(args, make_data) -> dict:
         workers = [subprocess.Popen(base + ["--task", f"worker:{i}"], env=env, stdout=subprocess.PIPE, text=True)
                    for i in range(args.workers)]
         outs = []
+        sampler = _CpuSampler([p.pid for p in ps])
         try:
             for p in workers:
                 out, _ = p.communicate(timeout=args.timeout)
                 lines = [line for line in out.splitlines() if line.startswith("{")]
                 outs.append(json.loads(lines[-1]) if lines else {"error": "no output", "rc": p.returncode})
         finally:
+            sampler.stop()
             for p in ps + workers:
                 if p.poll() is None:
                     p.kill()
@@ -65,11 +68,71 @@ def launch(args, make_data) -> dict:
     t0 = min(o["t_start"] for o in outs)
     t1 = max(o["t_end"] for o in outs)
     examples = sum(o["timed_examples"] for o in outs)
+    steps = examples / chief_batch(outs)
+    worker_cpu = sum(o["cpu_s"] for o in outs)
+    ps_cpu = sampler.cpu_between(t0, t1)
     chief = outs[0]
     return {"impl": impl, "strategy": strategy, "ps": args.ps, "workers": args.workers,
             "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
             "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
-            "batch": chief["batch"], "blas": chief.get("blas")}
+            "batch": chief["batch"], "blas": chief.get("blas"),
+            # CPU time (user + system) of all tasks in the timed window, per training step of one worker
+            "cpu_ms_per_step": round((worker_cpu + (ps_cpu or 0.0)) / steps * 1e3, 1),
+            "worker_cpu_ms_per_step": round(worker_cpu / steps * 1e3, 1),
+            "ps_cpu_ms_per_step": None if ps_cpu is None else round(ps_cpu / steps * 1e3, 1)}
+
+
+def chief_batch(outs) -> int:
+    return outs[0]["batch"]
+
+
+class _CpuSampler:
+    """CPU seconds of the given processes, sampled every 50 ms from /proc (Linux), so the CPU they
+    spent in a window known only afterwards can be interpolated; ``None`` where /proc is missing."""
+
+    def __init__(self, pids):
+        self._pids, self._samples, self._done = list(pids), [], threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if self._pids and os.path.isdir("/proc"):
+            self._thread.start()
+
+    def _cpu(self):
+        total = 0.0
+        for pid in self._pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            total += (int(fields[11]) + int(fields[12])) / self._tick
+        return total
+
+    def _run(self):
+        while not self._done.is_set():
+            c = self._cpu()
+            if c is None:
+                return
+            self._samples.append((time.time(), c))
+            self._done.wait(0.05)
+
+    def stop(self):
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def cpu_between(self, t0: float, t1: float):
+        s = self._samples
+        if not s or s[0][0] > t0 or s[-1][0] < t1:
+            return None
+
+        def at(t):
+            for (ta, ca), (tb, cb) in zip(s, s[1:]):
+                if ta <= t <= tb:
+                    return ca + (cb - ca) * ((t - ta) / (tb - ta) if tb > ta else 0.0)
+            return s[-1][1]
+
+        return at(t1) - at(t0)
 
 
 def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None) -> dict | None:
@@ -105,18 +168,20 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
                     raise RuntimeError("the chief never initialized the model")
                 time.sleep(0.2)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
-        stamps = []
+        stamps, cpu0 = [], 0.0
         for s in range(steps):
             if s == warmup:
                 stamps.append(time.time())
+                cpu0 = time.process_time()
             a, b = lo + s * batch, lo + (s + 1) * batch
             step(keys[a:b], dense[a:b], labels[a:b])
         stamps.append(time.time())
+        cpu = time.process_time() - cpu0
         strategy.finish(sess)
         timed = (steps - warmup) * batch
         out = {"task": index, "t_start": stamps[0], "t_end": stamps[-1], "timed_examples": timed,
                "examples_per_s": round(timed / (stamps[-1] - stamps[0]), 1), "test_auc": None, "rows": n,
-               "batch": batch, "blas": blas}
+               "batch": batch, "blas": blas, "cpu_s": cpu}
         if index == 0:
             predict = sess.make_callable(probs, [k_ph, x_ph])
             scores = np.concatenate([predict(keys[i:i + 16384], dense[i:i + 16384]) for i in range(n_train, n, 16384)])

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import os
 import resource
@@ -69,7 +70,25 @@ from sparseflow._src.kernels import intra_op  # noqa: E402
 
 
 def load(path: str, rows: int | None):
-    """(keys uint64 [N, 26], numerics float32 [N, 13], labels float32 [N]) parsed by read_criteo."""
+    """(keys uint64 [N, 26], numerics float32 [N, 13], labels float32 [N]) parsed by read_criteo,
+    cached as .npz beside the system's temporary files (keyed on the file's path, size, mtime and
+    ``rows``; the cluster's tasks would otherwise each parse the file, outside any timed window)."""
+    st = os.stat(path)
+    key = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{rows}"
+    cache = os.path.join(tempfile.gettempdir(), "sparseflow-w1-cache",
+                         hashlib.sha256(key.encode()).hexdigest()[:24] + ".npz")
+    if os.path.exists(cache):
+        with np.load(cache) as z:
+            return z["keys"], z["dense"], z["labels"]
+    out = _parse(path, rows)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    tmp = f"{cache}.{os.getpid()}.npz"
+    np.savez(tmp, keys=out[0], dense=out[1], labels=out[2])
+    os.replace(tmp, cache)  # atomic: tasks of one cluster may write it at the same time
+    return out
+
+
+def _parse(path: str, rows: int | None):
     keys, dense, labels, n = [], [], [], 0
     for b in read_criteo(path, stacked=True, salt_fields=True).batch(65536):
         keys.append(b["keys"])
