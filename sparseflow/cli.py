@@ -82,8 +82,8 @@ def _parser():
                       "config's eval data)")
     pred.add_argument("--id-column", help="a column written next to each probability (default: the config's "
                       "[data] id)")
-    from sparseflow._src.distributed.launcher import __doc__ as launch_doc
     from sparseflow._src.distributed.launch_cli import add_launch_arguments
+    from sparseflow._src.distributed.launcher import __doc__ as launch_doc
 
     add_launch_arguments(sub.add_parser("launch", help="run a script as a ps/worker cluster (local or on Ray)",
                                         description=launch_doc.split("Example:")[0].replace("``", "'"),
