@@ -9,7 +9,8 @@ seconds) and the transport between the processes (``--transport auto``: shared m
 ``grpc``: CollectiveSend over the sockets). ``--transport ring`` and ``mpi`` start the workers with
 ``mpiexec -n PROCS`` (``--mpiexec``, default Open MPI's ``mpirun.openmpi``) and set
 ``SPARSEFLOW_COLLECTIVE_MPI`` to ``never`` (the ring over shared memory) or ``always`` (MPI's
-all-reduce through mpi4py; ``links`` stays empty when MPI carried every run). A comma list
+all-reduce through mpi4py; ``mpi_runs`` counts the all-reduces MPI carried); ``mpi-auto`` leaves
+the choice to the size rule (collective_mpi.py). A comma list
 (``--transport ring,mpi``) runs them alternately in each of ``--rounds`` rounds, and a summary line
 per transport and size gives the median over the rounds.
 
@@ -20,7 +21,7 @@ interleaved with ours for ``--rounds`` rounds and adds per-size ratio lines (``r
 our algbw over gloo's, median over the rounds).
 
 Usage: ``python benchmarks/allreduce.py --procs 2 [--sizes-mb 1.5,7.5,64] [--reps 20]
-[--transport auto|grpc|shm|ring|mpi[,...]] [--membw] [--peer ../peers-venv/bin/python --rounds 3]``
+[--transport auto|grpc|shm|ring|mpi|mpi-auto[,...]] [--membw] [--peer ../peers-venv/bin/python --rounds 3]``
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _free_hosts(n):
     return hosts
 
 
-MPI_MODES = {"ring": "never", "mpi": "always"}
+MPI_MODES = {"ring": "never", "mpi": "always", "mpi-auto": "auto"}
 
 
 def run_ours(procs, sizes, reps, transport, mpiexec="mpirun.openmpi"):
@@ -140,8 +141,9 @@ def main():
     ap.add_argument("--sizes-mb", default="1.5,7.5,64")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--transport", default="auto",
-                    help="auto, grpc, shm, ring or mpi (ring/mpi: under mpiexec); a comma list alternates them")
-    ap.add_argument("--mpiexec", default="mpirun.openmpi", help="the mpiexec of --transport ring/mpi")
+                    help="auto, grpc, shm, ring, mpi or mpi-auto (the last three under mpiexec); a comma list "
+                         "alternates them")
+    ap.add_argument("--mpiexec", default="mpirun.openmpi", help="the mpiexec of --transport ring/mpi/mpi-auto")
     ap.add_argument("--membw", action="store_true")
     ap.add_argument("--peer", default=None, help="python with torch: run allreduce_torch.py interleaved")
     ap.add_argument("--rounds", type=int, default=1)

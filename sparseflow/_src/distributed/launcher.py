@@ -16,6 +16,9 @@ Stopping a task sends SIGTERM to its process group (each task runs in a session 
 processes it started go too), then SIGKILL after the grace period. Under Linux the CLI's tasks
 are also killed if the launcher itself is killed (``die_with_launcher``). POSIX only.
 
+``SupervisedJob`` holds these rules; ``LocalCluster`` runs the tasks as local processes, and
+``ray_launcher.RayCluster`` (``sparseflow launch --ray [ADDRESS]``) as Ray actors' processes.
+
 Example:
     >>> import io, sys
     >>> out = io.StringIO()

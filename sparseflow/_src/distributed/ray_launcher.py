@@ -122,7 +122,7 @@ class RayCluster(SupervisedJob):
         actor_class = ray.remote(TaskRunner).options(num_cpus=self.num_cpus, max_concurrency=4, max_restarts=0)
         for task in self.tasks:
             self._actors[task.name] = actor_class.remote()
-        host = "127.0.0.1" if self.address is None else None
+        host = "127.0.0.1" if self.address is None and self._owns_ray else None  # else the actor's node address
         refs = {t.name: self._actors[t.name].address.remote(host, None if self.ports is None else self.ports[i])
                 for i, t in enumerate(self.tasks)}
         ready, pending = ray.wait(list(refs.values()), num_returns=len(refs), timeout=self.start_timeout)
@@ -130,7 +130,7 @@ class RayCluster(SupervisedJob):
             waiting = [name for name, ref in refs.items() if ref in pending]
             raise RuntimeError(f"Ray has not started the actors of {', '.join(waiting)} after {self.start_timeout:g} s "
                                f"(each needs {self.num_cpus:g} CPU; the cluster has {ray.available_resources()} "
-                               f"free): add nodes, or lower --ray-num-cpus / --ray-start-timeout.")
+                               f"free): add nodes or lower --ray-num-cpus (or wait longer: --ray-start-timeout).")
         self._set_addresses(ray.get([refs[t.name] for t in self.tasks]))
         where = "a local Ray instance" if self.address is None else f"the Ray cluster at {self.address}"
         self.log(f"cluster on {where}: " + " ".join(f"{t.name}={t.address}" for t in self.tasks))
