@@ -16,6 +16,8 @@ DESCRIPTION = """\
   sparseflow predict CONFIG --output F  one probability per input row (with an id column)
   sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
                                         a local cluster: one process per task, each with TF_CONFIG
+  sparseflow launch --ray [ADDRESS] --ps N --workers M -- script.py ARGS
+                                        the same as Ray actors (a Ray cluster, or a local instance)
 
 CONFIG is a TOML (or YAML) file, or the name of a bundled config (adult_wide_deep, adult_deepfm,
 criteo_wide_deep, criteo_deepfm); every key is described in docs/configs.md. Data files are
@@ -80,10 +82,10 @@ def _parser():
                       "config's eval data)")
     pred.add_argument("--id-column", help="a column written next to each probability (default: the config's "
                       "[data] id)")
+    from sparseflow._src.distributed.launch_cli import add_launch_arguments
     from sparseflow._src.distributed.launcher import __doc__ as launch_doc
-    from sparseflow._src.distributed.launcher import add_launch_arguments
 
-    add_launch_arguments(sub.add_parser("launch", help="run a script as a local ps/worker cluster",
+    add_launch_arguments(sub.add_parser("launch", help="run a script as a ps/worker cluster (local or on Ray)",
                                         description=launch_doc.split("Example:")[0].replace("``", "'"),
                                         formatter_class=argparse.RawDescriptionHelpFormatter))
     return parser
@@ -92,7 +94,7 @@ def _parser():
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "launch":  # before the models import: the launcher needs none of it
-        from sparseflow._src.distributed.launcher import run_launch
+        from sparseflow._src.distributed.launch_cli import run_launch
 
         return run_launch(args)
 

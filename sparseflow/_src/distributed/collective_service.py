@@ -30,13 +30,14 @@ from sparseflow._src.kernels.collective_executor import Group, Member
 def member_to_proto(m: Member, out: worker_pb2.CollectiveMember):
     out.device, out.task, out.address, out.host = m.device, m.task, m.address, m.host
     out.executor_id, out.shm_endpoint, out.incarnation = m.executor_id, m.shm_endpoint, m.incarnation
+    out.mpi = m.mpi
     return out
 
 
 def member_from_proto(p: worker_pb2.CollectiveMember) -> Member:
     if not p.device.startswith("/job:"):
         raise errors.InvalidArgumentError(None, None, f"Collective member with a malformed device {p.device!r}.")
-    return Member(p.device, p.task, p.address, p.host, p.executor_id, p.shm_endpoint, p.incarnation)
+    return Member(p.device, p.task, p.address, p.host, p.executor_id, p.shm_endpoint, p.incarnation, p.mpi)
 
 
 class CollectiveServicer:

@@ -10,6 +10,8 @@ Python calls of ``sparseflow.distribute.collectives`` and the collective ops' ke
   for a member on the same host (collective_shm.py); gRPC (``CollectiveSend``) otherwise.
   ``SPARSEFLOW_COLLECTIVE_TRANSPORT=grpc`` forces gRPC between processes, ``=shm`` also between
   servers of one process (tests, benchmarks).
+- **MPI**: in a job started by ``mpiexec`` with mpi4py installed, MPI's all-reduce carries the
+  all-reduces its measured rule picks (collective_mpi.py; ``SPARSEFLOW_COLLECTIVE_MPI`` or ``mpi=``).
 - **Failures**: a run that fails tells every member (``CollectiveAbort``), so they fail at once with
   the same error. While a member waits, the task it waits on is probed every few seconds: a dead
   task fails the run with ``UnavailableError`` naming it. At the deadline, ``CollectiveStatus``
@@ -38,6 +40,9 @@ import os
 import socket
 import time
 
+import numpy as np
+
+from sparseflow._src.distributed.collective_mpi import carrier
 from sparseflow._src.distributed.collective_service import GrpcLink
 from sparseflow._src.distributed.collective_shm import ShmEndpoint, connect_or_none
 from sparseflow._src.framework import errors
@@ -68,7 +73,7 @@ def host_id() -> str:
 class ClusterCollectiveExecutor(CollectiveExecutor):
     """The collective executor of a Server's task (see the module docstring)."""
 
-    def __init__(self, server, transport: str | None = None):
+    def __init__(self, server, transport: str | None = None, mpi: str | None = None):
         super().__init__()
         self.server = server
         self.transport = (transport or os.environ.get("SPARSEFLOW_COLLECTIVE_TRANSPORT", "auto")).lower()
@@ -82,12 +87,14 @@ class ClusterCollectiveExecutor(CollectiveExecutor):
             except OSError:
                 self.shm = None
         self._probe_pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="sparseflow-coll-probe")
+        self.mpi = carrier(mpi)
 
     # ------------------------------------------------------------------ membership
     def member(self, device: str) -> Member:
         inc = self.server.worker.devices.incarnations.get(device, 0)
         return Member(device, self.server.task, self.server.address, self.host, self.executor_id,
-                      self.shm.path if self.shm is not None else "", inc)
+                      self.shm.path if self.shm is not None else "", inc,
+                      self.mpi.member_tag() if self.mpi is not None else "")
 
     def leader_task(self, device: str) -> str:
         cfg = getattr(self.server, "config", None)
@@ -135,6 +142,25 @@ class ClusterCollectiveExecutor(CollectiveExecutor):
         if local is not None and dst.task == self.server.task:
             return R.InProcessLink(local.mailbox, dst.device)
         return GrpcLink(self.server.remote_worker(dst.task), peer)
+
+    def _algorithm(self, kind, ring, value, merge_op, final_op, root, shape, dtype, group, out, label):
+        mpi = self.mpi
+        if mpi is None or mpi.world_ranks(group) is None:
+            return super()._algorithm(kind, ring, value, merge_op, final_op, root, shape, dtype, group, out, label)
+        carried = kind == R.KIND_REDUCE and mpi.carries(group, np.asarray(value), merge_op)
+        if not carried:
+            mpi.pass_turn(ring.exec_id)
+        try:
+            return super()._algorithm(kind, ring, value, merge_op, final_op, root, shape, dtype, group, out, label)
+        finally:
+            if carried:
+                mpi.pass_turn(ring.exec_id)  # nothing once the run took its turn; else (an early error) gives it up
+
+    def _reduce(self, ring: R.Ring, group: Group, flat, merge_op: str, ufunc) -> None:
+        if self.mpi is not None and self.mpi.carries(group, flat, merge_op):
+            self.mpi.all_reduce(ring, group, flat, merge_op)
+        else:
+            R.all_reduce(ring, flat, ufunc)
 
     def _deliver(self, key, msg):
         self.mailbox.put(key, msg)

@@ -16,6 +16,9 @@ Stopping a task sends SIGTERM to its process group (each task runs in a session 
 processes it started go too), then SIGKILL after the grace period. Under Linux the CLI's tasks
 are also killed if the launcher itself is killed (``die_with_launcher``). POSIX only.
 
+``SupervisedJob`` holds these rules; ``LocalCluster`` runs the tasks as local processes, and
+``ray_launcher.RayCluster`` (``sparseflow launch --ray [ADDRESS]``) as Ray actors' processes.
+
 Example:
     >>> import io, sys
     >>> out = io.StringIO()
@@ -42,7 +45,7 @@ import time
 
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 
-__all__ = ["LocalCluster", "Task", "launch_local_cluster", "free_ports"]
+__all__ = ["LocalCluster", "SupervisedJob", "Task", "launch_local_cluster", "free_ports", "task_layout"]
 
 TIMEOUT_STATUS = 124  # as timeout(1)
 
@@ -67,11 +70,13 @@ def exit_status(returncode: int) -> int:
 
 
 class Task:
-    """One task of the cluster and, once started, its process."""
+    """One task of the cluster and, once started, how it runs (a process here; a Ray actor's process
+    in ray_launcher.py) and how it ended (``returncode`` as ``Popen``'s, negative for a signal)."""
 
-    def __init__(self, job: str, index: int, address: str):
+    def __init__(self, job: str, index: int, address: str = ""):
         self.job, self.index, self.address = job, index, address
         self.process: subprocess.Popen | None = None
+        self.returncode: int | None = None
         self.exited = threading.Event()
         self.stopped_by_launcher = False
         self._readers: list[threading.Thread] = []
@@ -84,109 +89,77 @@ class Task:
     def pid(self) -> int | None:
         return None if self.process is None else self.process.pid
 
-    @property
-    def returncode(self) -> int | None:
-        return None if self.process is None else self.process.returncode
-
     def __repr__(self):
         return f"Task({self.name} at {self.address}, pid={self.pid}, returncode={self.returncode})"
 
 
-_PR_SET_PDEATHSIG = 1
+# Unless the environment says otherwise: output line by line, and not gRPC's INFO line per closed connection.
+DEFAULT_TASK_ENV = {"PYTHONUNBUFFERED": "1", "GRPC_VERBOSITY": "ERROR"}
 
 
-def _die_with_parent_hook():
-    """A ``preexec_fn`` asking Linux to SIGKILL the child when the launcher dies (prctl resolved here,
-    in the parent, so the child only calls it)."""
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-    def hook():
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    return hook
+def task_environment(base, overrides) -> dict:
+    """A task's whole environment: ``base`` (the launcher's or the node's), ``overrides``, the defaults."""
+    env = {**base, **overrides}
+    for name, value in DEFAULT_TASK_ENV.items():
+        env.setdefault(name, value)
+    return env
 
 
-class LocalCluster:
-    """Runs ``command`` once per task of a local ps/chief/worker cluster and supervises the job.
+def task_layout(num_ps: int, num_workers: int, chief: bool) -> list[tuple[str, int]]:
+    """(job, index) of every task in start order: ps tasks, the chief, the workers."""
+    if num_ps < 0 or num_workers < 0:
+        raise ValueError(f"--ps and --workers must be >= 0, got {num_ps} and {num_workers}.")
+    if num_workers + (1 if chief else 0) < 1:
+        raise ValueError("A cluster needs at least one worker or a chief (ps tasks alone never finish).")
+    jobs = [("ps", i) for i in range(num_ps)] + ([("chief", 0)] if chief else [])
+    return jobs + [("worker", i) for i in range(num_workers)]
 
-    ``command`` is the script and its arguments (``python=True``: run by this Python, so
-    ``["-m", "pkg.mod"]`` works too), or a whole command line with ``python=False``. ``out``/``err``
-    receive the tasks' prefixed lines (default: this process's stdout/stderr); ``env`` adds
-    variables. ``start()`` spawns, ``wait()`` applies the supervision rules and returns the job's
-    exit status, ``stop()`` ends every task. Also a context manager that stops on exit.
-    """
 
-    def __init__(self, command, num_ps=1, num_workers=1, chief=False, port_base=None, host="127.0.0.1",
-                 python=True, env=None, out=None, err=None, grace_period=5.0, die_with_launcher=False):
-        command = list(command)
-        if not command:
-            raise ValueError("No command to launch: give a script (and its arguments).")
-        if num_ps < 0 or num_workers < 0:
-            raise ValueError(f"--ps and --workers must be >= 0, got {num_ps} and {num_workers}.")
-        if num_workers + (1 if chief else 0) < 1:
-            raise ValueError("A cluster needs at least one worker or a chief (ps tasks alone never finish).")
-        jobs = [("ps", i) for i in range(num_ps)] + ([("chief", 0)] if chief else [])
-        jobs += [("worker", i) for i in range(num_workers)]
-        if port_base is None:
-            ports = free_ports(len(jobs), host)
-        else:
-            if not 0 < port_base <= 65536 - len(jobs):
-                raise ValueError(f"--port-base {port_base} leaves no room for {len(jobs)} ports below 65536.")
-            ports = list(range(port_base, port_base + len(jobs)))
-        self.tasks = [Task(job, i, f"{host}:{port}") for (job, i), port in zip(jobs, ports)]
-        cluster: dict[str, list[str]] = {}
-        for t in self.tasks:
-            cluster.setdefault(t.job, []).append(t.address)
-        self.cluster_spec = ClusterSpec(cluster)
-        self._cluster = cluster
-        self.argv = [sys.executable, *command] if python else command
+def port_range(port_base: int, n: int) -> list[int]:
+    """Ports ``port_base .. port_base+n-1`` (``--port-base``), checked to fit below 65536."""
+    if not 0 < port_base <= 65536 - n:
+        raise ValueError(f"--port-base {port_base} leaves no room for {n} ports below 65536.")
+    return list(range(port_base, port_base + n))
+
+
+class SupervisedJob:
+    """The supervision shared by the launchers: the tasks, their ``TF_CONFIG``, prefixed output and
+    the rules of ``wait()`` (see the module docstring). A subclass starts the tasks, reports each
+    exit with ``_task_exited`` and ends them in ``_terminate`` / ``_kill_all``."""
+
+    def __init__(self, num_ps=1, num_workers=1, chief=False, env=None, out=None, err=None, grace_period=5.0):
+        self.tasks = [Task(job, i) for job, i in task_layout(num_ps, num_workers, chief)]
+        self.cluster_spec: ClusterSpec | None = None
+        self._cluster: dict[str, list[str]] = {}
         self.env = dict(env or {})
         self.out, self.err = out, err
         self.grace_period = float(grace_period)
-        self.die_with_launcher = die_with_launcher and sys.platform.startswith("linux")
         self._events: queue.SimpleQueue = queue.SimpleQueue()  # put() is safe from signal handlers
         self._write_lock = threading.Lock()
         self._stopping = self._stopped = False
 
-    # ------------------------------------------------------------------ start
+    def _set_addresses(self, addresses) -> None:
+        cluster: dict[str, list[str]] = {}
+        for task, address in zip(self.tasks, addresses):
+            task.address = address
+            cluster.setdefault(task.job, []).append(address)
+        self._cluster = cluster
+        self.cluster_spec = ClusterSpec(cluster)
+
     def tf_config(self, task: Task) -> dict:
         """The ``TF_CONFIG`` document given to ``task``."""
         return {"cluster": self._cluster, "task": {"type": task.job, "index": task.index}, "rpc_layer": "grpc"}
 
-    def start(self) -> LocalCluster:
-        """Spawns every task (ps first), then the threads that stream their output and wait on them."""
-        out = self.out if self.out is not None else sys.stdout
-        err = self.err if self.err is not None else sys.stderr
-        self.log("cluster " + " ".join(f"{t.name}={t.address}" for t in self.tasks))
-        preexec = _die_with_parent_hook() if self.die_with_launcher else None
-        try:
-            for task in self.tasks:
-                env = {**os.environ, **self.env, "TF_CONFIG": json.dumps(self.tf_config(task)),
-                       "SPARSEFLOW_TASK": task.name}
-                env.setdefault("PYTHONUNBUFFERED", "1")
-                env.setdefault("GRPC_VERBOSITY", "ERROR")  # not gRPC's INFO lines on every closed connection
-                task.process = subprocess.Popen(
-                    self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                    start_new_session=True, preexec_fn=preexec)
-        except OSError as e:
-            self.log(f"could not start {self.argv[0]!r}: {e}")
-            self.stop()
-            raise
-        for task in self.tasks:  # threads only after every fork (preexec_fn and threads do not mix)
-            for pipe, stream in ((task.process.stdout, out), (task.process.stderr, err)):
-                reader = threading.Thread(target=self._pump, args=(task, pipe, stream), daemon=True,
-                                          name=f"launch-{task.name}-output")
-                reader.start()
-                task._readers.append(reader)
-            threading.Thread(target=self._reap, args=(task,), daemon=True, name=f"launch-{task.name}-wait").start()
-        return self
+    def task_env(self, task: Task) -> dict:
+        """The variables a task gets on top of its environment: ``env``, ``TF_CONFIG``, ``SPARSEFLOW_TASK``
+        (``task_environment`` adds the defaults)."""
+        return {**self.env, "TF_CONFIG": json.dumps(self.tf_config(task)), "SPARSEFLOW_TASK": task.name}
 
-    def _pump(self, task: Task, pipe, stream) -> None:
-        prefix = f"[{task.name}] "
-        with pipe:
-            for raw in iter(pipe.readline, b""):
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                self._write(stream, prefix + line)
+    # ------------------------------------------------------------------ output
+    def _stream(self, which: str):
+        if which == "stderr":
+            return self.err if self.err is not None else sys.stderr
+        return self.out if self.out is not None else sys.stdout
 
     def _write(self, stream, line: str) -> None:
         with self._write_lock:
@@ -196,12 +169,16 @@ class LocalCluster:
             except (OSError, ValueError):
                 pass  # the launcher's own output is gone (closed pipe): keep draining the task
 
+    def task_line(self, task: Task, which: str, line: str) -> None:
+        """A line the task printed on ``which`` ("stdout"/"stderr"), written as ``[job:i] line``."""
+        self._write(self._stream(which), f"[{task.name}] {line}")
+
     def log(self, message: str) -> None:
         """A line from the launcher itself, ``[launch] message``, on ``err``."""
-        self._write(self.err if self.err is not None else sys.stderr, f"[launch] {message}")
+        self._write(self._stream("stderr"), f"[launch] {message}")
 
-    def _reap(self, task: Task) -> None:
-        task.process.wait()
+    def _task_exited(self, task: Task, returncode: int) -> None:
+        task.returncode = returncode
         task.exited.set()
         self._events.put(("exit", task))
 
@@ -209,7 +186,7 @@ class LocalCluster:
     def request_stop(self, signum: int) -> None:
         """Asks ``wait()`` to stop the job (safe from a signal handler); a second request kills at once."""
         if self._stopping:
-            self._signal_all(signal.SIGKILL)
+            self._kill_all()
         self._events.put(("signal", signum))
 
     def wait(self, timeout=None) -> int:
@@ -242,13 +219,98 @@ class LocalCluster:
                 return 0
 
     def stop(self) -> None:
-        """Ends every task: SIGTERM to each process group, SIGKILL after the grace period; then reaps."""
+        """Ends every task still running (SIGTERM, then SIGKILL after the grace period) and waits for them."""
         if self._stopped:
             return
         self._stopping = True
         for task in self.tasks:
-            if task.process is not None and not task.exited.is_set():
+            if not task.exited.is_set():
                 task.stopped_by_launcher = True
+        self._terminate()
+        self._stopped = True
+
+    def _terminate(self) -> None:
+        raise NotImplementedError
+
+    def _kill_all(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent_hook():
+    """A ``preexec_fn`` asking Linux to SIGKILL the child when the launcher dies (prctl resolved here,
+    in the parent, so the child only calls it)."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def hook():
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return hook
+
+
+class LocalCluster(SupervisedJob):
+    """Runs ``command`` once per task of a local ps/chief/worker cluster and supervises the job.
+
+    ``command`` is the script and its arguments (``python=True``: run by this Python, so
+    ``["-m", "pkg.mod"]`` works too), or a whole command line with ``python=False``. ``out``/``err``
+    receive the tasks' prefixed lines (default: this process's stdout/stderr); ``env`` adds
+    variables. ``start()`` spawns, ``wait()`` applies the supervision rules and returns the job's
+    exit status, ``stop()`` ends every task. Also a context manager that stops on exit.
+    """
+
+    def __init__(self, command, num_ps=1, num_workers=1, chief=False, port_base=None, host="127.0.0.1",
+                 python=True, env=None, out=None, err=None, grace_period=5.0, die_with_launcher=False):
+        command = list(command)
+        if not command:
+            raise ValueError("No command to launch: give a script (and its arguments).")
+        super().__init__(num_ps, num_workers, chief, env, out, err, grace_period)
+        n = len(self.tasks)
+        ports = free_ports(n, host) if port_base is None else port_range(port_base, n)
+        self._set_addresses([f"{host}:{port}" for port in ports])
+        self.argv = [sys.executable, *command] if python else command
+        self.die_with_launcher = die_with_launcher and sys.platform.startswith("linux")
+
+    def start(self) -> LocalCluster:
+        """Spawns every task (ps first), then the threads that stream their output and wait on them."""
+        self.log("cluster " + " ".join(f"{t.name}={t.address}" for t in self.tasks))
+        preexec = _die_with_parent_hook() if self.die_with_launcher else None
+        try:
+            for task in self.tasks:
+                task.process = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    env=task_environment(os.environ, self.task_env(task)), start_new_session=True, preexec_fn=preexec)
+        except OSError as e:
+            self.log(f"could not start {self.argv[0]!r}: {e}")
+            self.stop()
+            raise
+        for task in self.tasks:  # threads only after every fork (preexec_fn and threads do not mix)
+            for pipe, which in ((task.process.stdout, "stdout"), (task.process.stderr, "stderr")):
+                reader = threading.Thread(target=self._pump, args=(task, pipe, which), daemon=True,
+                                          name=f"launch-{task.name}-output")
+                reader.start()
+                task._readers.append(reader)
+            threading.Thread(target=self._reap, args=(task,), daemon=True, name=f"launch-{task.name}-wait").start()
+        return self
+
+    def _pump(self, task: Task, pipe, which: str) -> None:
+        with pipe:
+            for raw in iter(pipe.readline, b""):
+                self.task_line(task, which, raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+    def _reap(self, task: Task) -> None:
+        task.process.wait()
+        self._task_exited(task, task.process.returncode)
+
+    def _terminate(self) -> None:
+        """SIGTERM to each task's process group, SIGKILL after the grace period; then reaps."""
         self._signal_all(signal.SIGTERM)
         deadline = time.monotonic() + self.grace_period
         for task in self.tasks:
@@ -261,10 +323,13 @@ class LocalCluster:
         for task in self.tasks:
             if task.process is not None:
                 task.process.wait()
+                task.returncode = task.process.returncode
                 task.exited.set()
                 for reader in task._readers:
                     reader.join(timeout=self.grace_period)
-        self._stopped = True
+
+    def _kill_all(self) -> None:
+        self._signal_all(signal.SIGKILL)
 
     def _signal_all(self, signum: int) -> None:
         for task in self.tasks:
@@ -275,66 +340,7 @@ class LocalCluster:
             except (ProcessLookupError, PermissionError):
                 pass  # the group is empty: the task and all it started are gone
 
-    def __enter__(self) -> LocalCluster:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
 
 def launch_local_cluster(command, num_ps=1, num_workers=1, chief=False, **kwargs) -> LocalCluster:
     """Starts a ``LocalCluster`` (see there) and returns it; call ``wait()`` or ``stop()`` on it."""
     return LocalCluster(command, num_ps=num_ps, num_workers=num_workers, chief=chief, **kwargs).start()
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def add_launch_arguments(parser) -> None:
-    """The options of ``sparseflow launch`` (options first, then the script and its arguments)."""
-    parser.add_argument("--ps", type=int, default=1, metavar="N", help="number of ps tasks (default 1)")
-    parser.add_argument("--workers", type=int, default=1, metavar="M", help="number of worker tasks (default 1)")
-    parser.add_argument("--chief", action="store_true", help="add a chief task (job 'chief', index 0)")
-    parser.add_argument("--port-base", type=int, metavar="P",
-                        help="use ports P, P+1, ... in task order ps, chief, workers (default: free ports)")
-    parser.add_argument("--timeout", type=float, metavar="S", help="stop every task after S seconds (exit 124)")
-    parser.add_argument("--grace", type=float, default=5.0, metavar="S",
-                        help="seconds between SIGTERM and SIGKILL when stopping tasks (default 5)")
-    parser.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
-    parser.add_argument("--no-python", action="store_true",
-                        help="run the command as it is, not as a Python script")
-    parser.add_argument("program", nargs="...", metavar="[--] script.py args",
-                        help="the program every task runs, with its arguments")
-
-
-def run_launch(args) -> int:
-    """``sparseflow launch``: starts the cluster, forwards SIGINT/SIGTERM, returns the exit status."""
-    command = list(args.program)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        print("sparseflow launch: error: give the script to run, e.g. sparseflow launch --ps 1 --workers 2 -- "
-              "train.py", file=sys.stderr)
-        return 2
-    if args.module:
-        command = ["-m", *command]
-    try:
-        cluster = LocalCluster(command, num_ps=args.ps, num_workers=args.workers, chief=args.chief,
-                               port_base=args.port_base, python=not args.no_python, grace_period=args.grace,
-                               die_with_launcher=True)
-    except ValueError as e:
-        print(f"sparseflow launch: error: {e}", file=sys.stderr)
-        return 2
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    for s in handlers:
-        signal.signal(s, lambda signum, frame: cluster.request_stop(signum))
-    try:
-        try:
-            cluster.start()
-        except OSError:
-            return 127
-        return cluster.wait(timeout=args.timeout)
-    finally:
-        cluster.stop()
-        for s, handler in handlers.items():
-            signal.signal(s, handler)

@@ -59,6 +59,7 @@ class Member:
     executor_id: int = 0
     shm_endpoint: str = ""
     incarnation: int = 0
+    mpi: str = ""  # "job/rank/policy" when MPI may carry the group's all-reduces (distributed/collective_mpi.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,7 +322,7 @@ class CollectiveExecutor:
                 np.copyto(result, arr)
             flat = result.reshape(-1)
             ring.meta = (R.KIND_REDUCE, _enum(arr.dtype), flat.shape[0], code)
-            R.all_reduce(ring, flat, ufunc)
+            self._reduce(ring, group, flat, merge_op, ufunc)
             if final_op == "Div":
                 _divide(result, group.size)
             return result
@@ -339,6 +340,10 @@ class CollectiveExecutor:
             R.broadcast(ring, result.reshape(-1), root_rank)
             return result
         raise errors.InternalError(None, None, f"Unknown collective kind {kind}.")
+
+    def _reduce(self, ring: R.Ring, group: Group, flat: np.ndarray, merge_op: str, ufunc) -> None:
+        """All-reduces ``flat`` in place (a subclass may hand it to another transport)."""
+        R.all_reduce(ring, flat, ufunc)
 
     @staticmethod
     def _root_of(ring: R.Ring) -> int:

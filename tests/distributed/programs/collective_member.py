@@ -2,20 +2,25 @@
 line per result ("OK name", "FAIL name ...", "ERROR Type message", "ITER n", "LINK ClassName").
 
     python collective_member.py --workers 127.0.0.1:P0,127.0.0.1:P1 --task_index 0 --scenario values
+
+Under mpiexec the task index is the MPI rank; "MPI n" then says how many all-reduces MPI carried.
 """
 
 import argparse
 import json
 import sys
+import threading
 
 import numpy as np
 
 import sparseflow as tf
+from sparseflow._src.distributed.mpi_cluster_resolver import mpi_world
 from sparseflow.distribute import collectives as C
 
 
 def say(*parts):
-    print(*parts, flush=True)
+    sys.stdout.write(" ".join(map(str, parts)) + "\n")  # one write: under mpiexec both ranks share stdout
+    sys.stdout.flush()
 
 
 def check(name, got, want):
@@ -116,6 +121,25 @@ def scenario_graph(server, rank, size):
         say("SHAPE", s.shape.as_list(), g.shape.as_list())
 
 
+def scenario_concurrent(server, rank, size):
+    """Four instances all-reduced by four threads at once, started in opposite orders on odd ranks."""
+    results = {}
+
+    def run(instance):
+        x = np.full(1000 * instance, float(rank + instance), np.float64)
+        results[instance] = [C.all_reduce(x, server=server, group_key=5, instance_key=instance)[0]
+                             for _ in range(20)]
+
+    order = [1, 2, 3, 4] if rank % 2 == 0 else [4, 3, 2, 1]
+    threads = [threading.Thread(target=run, args=(i,)) for i in order]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in (1, 2, 3, 4):
+        check(f"concurrent-{i}", np.array(results[i]), np.full(20, size * i + size * (size - 1) / 2))
+
+
 def scenario_loop(server, rank, size, timeout):
     x = np.ones(1 << 18, np.float32)
     try:
@@ -143,11 +167,13 @@ def scenario_absent(server, rank, size, timeout):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", required=True)
-    ap.add_argument("--task_index", type=int, required=True)
+    ap.add_argument("--task_index", type=int, help="default: the MPI rank under mpiexec")
     ap.add_argument("--scenario", required=True)
     ap.add_argument("--timeout", type=float, default=30.0)
     a = ap.parse_args()
     hosts = a.workers.split(",")
+    if a.task_index is None:
+        a.task_index = mpi_world().rank
     server = tf.train.Server({"worker": hosts}, "worker", a.task_index)
     say("READY", server.worker.collectives.transport)
     size = len(hosts)
@@ -155,11 +181,15 @@ def main():
         scenario_values(server, a.task_index, size)
     elif a.scenario == "graph":
         scenario_graph(server, a.task_index, size)
+    elif a.scenario == "concurrent":
+        scenario_concurrent(server, a.task_index, size)
     elif a.scenario == "loop":
         scenario_loop(server, a.task_index, size, a.timeout)
     elif a.scenario == "absent":
         scenario_absent(server, a.task_index, size, a.timeout)
-    C.barrier(server=server, group_key=99, timeout=60) if a.scenario in ("values", "graph") else None
+    C.barrier(server=server, group_key=99, timeout=60) if a.scenario in ("values", "graph", "concurrent") else None
+    mpi = server.worker.collectives.mpi
+    say("MPI", None if mpi is None else mpi.runs)
     say("DONE")
     server.stop(0)
 
