@@ -170,7 +170,8 @@ def record_entry(worker, family, entry, versions):
                 todo[:0] = [(samples, (d,), mode) for d in dts]
             else:
                 print(f"    TensorFlow: {died} in {entry.id} {samples[0]}|{dts[0]}|{mode}", flush=True)
-                records.update(_crash_records(family, entry, samples[0], dts[0], mode, str(died)))
+                for key, rec in _crash_records(family, entry, samples[0], dts[0], mode, str(died)).items():
+                    records[key] = _kept(entry, key, rec)
             continue
         versions.add(got.pop("__version__"))
         for key, rec in got.items():

@@ -92,6 +92,20 @@ def test_sign_gradient_is_zeros():
     np.testing.assert_array_equal(run(tf.gradients(tf.sign(x), x)[0]), [0, 0])
 
 
+def test_sign_of_complex_is_x_over_abs_with_its_derivative_as_gradient():
+    """tf.sign of a complex tensor builds DivNoNan(x, |x|) (as TensorFlow's): its gradient is the
+    derivative of x / |x| (TensorFlow's convention: dL/dRe z + i dL/dIm z), not the Sign op's zeros."""
+    z0 = np.array([3 + 4j, 0j])
+    z = tf.placeholder(tf.complex128)
+    y = tf.sign(z)
+    assert y.op.type == "DivNoNan"
+    (g,) = tf.gradients(y, z, grad_ys=tf.constant([1 - 0.5j, 2j]))
+    # d(z/|z|) at 3+4j: a real loss Re(conj(u) z/|z|) moves only with the tangential direction i z/|z|.
+    phase = (3 + 4j) / 5
+    expect = 1j * phase * np.real(np.conj(1 - 0.5j) * 1j * phase) / 5
+    np.testing.assert_allclose(run(g, {z: z0}), [expect, 0], atol=1e-12)
+
+
 def test_comparison_and_select_route_gradient_only_to_the_values():
     x = tf.constant([1.0, -2.0, 3.0])
     y = tf.constant([5.0, 6.0, 7.0])
@@ -148,6 +162,30 @@ def test_reductions_with_unknown_shapes_and_axes():
     np.testing.assert_allclose(run(g_mean, feed), np.full((2, 3), 1 / 3))
     np.testing.assert_allclose(run(g_prod, feed), [[6, 3, 2], [30, 24, 20]])
     np.testing.assert_allclose(run(g_max, feed), [[0, 0, 1], [0, 0, 1]])
+
+
+@pytest.mark.parametrize("full_matrices", [False, True])
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3, 4), (3, 3)])
+def test_svd_gradient_at_unknown_rank_is_that_of_known_shapes(shape, full_matrices):
+    """TensorFlow builds no SVD gradient of U and V where the matrices' sizes are unknown; sparseflow's
+    computes the same terms without choosing tall or wide when the graph is built."""
+    value = np.cos(np.arange(np.prod(shape)) * 1.3).reshape(shape) + (np.arange(shape[-1]) == 0)
+    known = tf.constant(value)
+    unknown = tf.placeholder(tf.float64)
+    grads = []
+    for a in (known, unknown):
+        s, u, v = tf.svd(a, full_matrices=full_matrices)
+        grads += tf.gradients([tf.reduce_sum(s * s), tf.reduce_sum(tf.abs(u)), tf.reduce_sum(tf.abs(v))], a)
+    want, got = run(grads, {unknown: value})
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_svd_gradient_of_full_matrices_far_from_square_fails_when_run_at_unknown_rank():
+    a = tf.placeholder(tf.float64)
+    _, u, _ = tf.svd(a, full_matrices=True)
+    (g,) = tf.gradients(tf.reduce_sum(tf.abs(u)), a)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="abs\\(m - n\\) > 1"):
+        run(g, {a: np.ones((2, 4))})
 
 
 def test_mean_over_partially_known_shape():

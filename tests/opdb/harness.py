@@ -3,9 +3,13 @@
 One graph per (entry, mode) holds every (sample, dtype) of the entry; one ``Session.run`` fetches
 them all, and only when that fails is each sample run alone in a fresh session (so one expected
 error does not hide the others' values). Gradients are built afterwards in the same graph with
-``tf.gradients(ys, xs, grad_ys=u)``: ``xs`` are the sample's real floating inputs, ``ys`` its real
-floating outputs, ``u`` a fixed upstream gradient fed the way the mode feeds inputs (so unknown
-rank reaches the gradient functions too).
+``tf.gradients(ys, xs, grad_ys=u)``: ``xs`` are the sample's floating and complex inputs, ``ys`` its
+floating and complex outputs, ``u`` a fixed upstream gradient fed the way the mode feeds inputs (so
+unknown rank reaches the gradient functions too).
+
+Complex gradients follow TensorFlow's convention: ``u`` stands for the real loss
+``L = sum(Re(conj(u) * y))`` over the outputs, and the gradient of ``L`` with respect to an input
+``z = x + iy`` is ``dL/dx + i dL/dy`` (for a holomorphic op, ``u * conj(f'(z))``).
 
 A record (one per sample, dtype and mode) is plain data::
 
@@ -24,7 +28,8 @@ import numpy as np
 from tests.opdb import spec
 from tests.opdb.values import encode
 
-GRAD_DTYPES = ("float32", "float64")
+GRAD_DTYPES = ("float32", "float64", "complex64", "complex128")
+FD_DTYPES = ("float64", "complex128")  # the finite-difference check runs where every input is of these
 
 
 def dtype_name(d) -> str:
@@ -74,9 +79,20 @@ def error_type(e: BaseException) -> str:
 
 
 def upstream(shape, dtype: str) -> np.ndarray:
-    """The fixed upstream gradient for an output of ``shape``: small, nonzero, not constant."""
+    """The fixed upstream gradient for an output of ``shape``: small, nonzero, not constant (complex
+    dtypes: an imaginary part of another pattern too)."""
     n = int(np.prod(shape, dtype=np.int64))
-    return ((np.arange(n) % 7 - 3) * 0.25 + 0.125).astype(spec.np_dtype(dtype)).reshape(shape)
+    u = (np.arange(n) % 7 - 3) * 0.25 + 0.125
+    if spec.kind(dtype) == "complex":
+        u = u + 1j * ((np.arange(n) % 5 - 2) * 0.375 + 0.0625)
+    return u.astype(spec.np_dtype(dtype)).reshape(shape)
+
+
+def direction(shape, dtype: str) -> np.ndarray:
+    """The fixed direction ``v`` of the finite-difference check for an input of ``shape``."""
+    if not shape:
+        return np.asarray(0.375 - 0.625j if spec.kind(dtype) == "complex" else 0.375, spec.np_dtype(dtype))
+    return upstream(shape, dtype)[::-1]
 
 
 def _flatten(result, tensors, ops):
@@ -252,7 +268,7 @@ class EntryRun:
         return self.records
 
     def gradients(self):
-        """Adds a "grad" entry to each record whose sample has real floating inputs and outputs."""
+        """Adds a "grad" entry to each record whose sample has float or complex inputs and outputs."""
         tf = self.tf
         todo = []
         for i, b in enumerate(self.builts):
@@ -296,7 +312,8 @@ class EntryRun:
         return self.records
 
     def directional_derivatives(self, keys, h=1e-6):
-        """(analytic, numeric) u . J v per key: J v by central differences along a fixed v."""
+        """(analytic, numeric) directional derivatives of ``L = sum(Re(conj(u) * y))`` along a fixed
+        ``v`` per key: ``sum(Re(conj(g) * v))`` by the gradients ``g``, and central differences."""
         out = {}
         by_key = {b.key: b for b in self.builts}
         for key in keys:
@@ -305,10 +322,9 @@ class EntryRun:
             if not isinstance(grads, list) or self.mode == "const":
                 continue
             # Inputs without a gradient (None: not differentiable, like PadV2's constant_values) stay put.
-            vs = [np.zeros(np.shape(x)) if g is None else
-                  upstream(np.shape(x), "float64")[::-1].reshape(np.shape(x)) if np.ndim(x) else np.float64(0.375)
+            vs = [np.zeros_like(x) if g is None else direction(np.shape(x), array_dtype(np.asarray(x)))
                   for x, g in zip(b.x_values, grads)]
-            analytic = sum(float(np.sum(_decode(g) * v)) for g, v in zip(grads, vs) if g is not None)
+            analytic = sum(float(np.sum((np.conj(_decode(g)) * v).real)) for g, v in zip(grads, vs) if g is not None)
             ys = [t for t in b.outputs if _is_grad_dtype(t.dtype)]
             with self._session(b.graph) as sess:
                 runs = []
@@ -318,10 +334,11 @@ class EntryRun:
                         feeds[x] = x0 + sign * h * v
                     runs.append(sess.run(ys, feeds))
             numeric = 0.0
-            for p, m in zip(*runs):  # outputs that stay infinite (log 0) do not move
+            for t, p, m in zip(ys, *runs):  # outputs that stay infinite (log 0) do not move
                 p, m = np.asarray(p), np.asarray(m)
                 moved = np.isfinite(p) & np.isfinite(m)
-                numeric += float(np.sum(np.where(moved, upstream(p.shape, "float64") * (p - m), 0.0)))
+                u = upstream(p.shape, "complex128" if t.dtype.is_complex else "float64")
+                numeric += float(np.sum(np.where(moved, (np.conj(u) * (p - m)).real, 0.0)))
             out[key] = (analytic, numeric / (2 * h))
         return out
 

@@ -90,8 +90,10 @@ class Sample:
     args: dict  # TF argument name -> array | T | Const | list of these
     attrs: dict = dataclasses.field(default_factory=dict)
     kinds: frozenset | None = None  # dtype kinds this sample runs in (None: every dtype of the entry)
-    grad: bool = True  # check gradients when the entry is differentiable (real float dtypes only)
-    fd: bool = False  # also a directional finite-difference check (float64; smooth points only)
+    grad: bool = True  # check gradients when the entry is differentiable (float and complex dtypes)
+    # Also a directional finite-difference check (float64/complex128; smooth points only): True, or the
+    # dtype kinds it applies to (FLOATS: an op whose gradient is zero by definition, Sign, only where it is).
+    fd: bool | frozenset = False
     # For entries not compared with TensorFlow: check(inputs, attrs, outputs) -> "" or what is wrong, where
     # inputs are the resolved arrays by name and outputs the fetched arrays (None when the sample raised).
     check: Callable | None = None
@@ -164,6 +166,11 @@ def with_dtype(sample: Sample, dtype: str | None) -> dict:
 
 def applies(sample: Sample, dtype: str | None) -> bool:
     return sample.kinds is None or dtype is None or kind(dtype) in sample.kinds
+
+
+def fd_applies(sample: Sample, dtype: str | None) -> bool:
+    """Whether the sample's finite-difference check runs in ``dtype`` (given its inputs allow it)."""
+    return sample.fd is True or bool(sample.fd) and (dtype is None or kind(dtype) in sample.fd)
 
 
 # ---------------------------------------------------------------- deterministic values

@@ -3,7 +3,7 @@
 For each entry, in each mode (constants folded by the passes, placeholders of known shape, of
 unknown dimensions, of unknown rank) and each dtype of its OpDef: forward values, output dtypes,
 runtime and static shapes and errors must be TensorFlow's; static shapes must admit the runtime
-shape; gradients (real float inputs and outputs) must be TensorFlow's, and a directional
+shape; gradients (float and complex inputs and outputs) must be TensorFlow's, and a directional
 finite-difference check runs on the samples marked ``fd``; gradients in every mode must equal those
 of known shapes. Entries not compared with TensorFlow (no TF equivalent) still run every mode and
 must agree across modes.
@@ -178,9 +178,10 @@ def _gradients_across_modes(entry, runs) -> list[str]:
 
 
 def _finite_differences(entry, run) -> list[str]:
-    keys = [b.key for b in run.builts
-            if b.sample.fd and b.x_values and all(np.asarray(x).dtype == np.float64 for x in b.x_values)]
-    out = []
+    keys = [b.key for b in run.builts if spec.fd_applies(b.sample, b.dtype) and b.x_values
+            and all(harness.array_dtype(np.asarray(x)) in harness.FD_DTYPES for x in b.x_values)]
+    out = [f"{key}|static: a finite-difference sample without a gradient to check ({run.records[key].get('grad')})"
+           for key in keys if not isinstance(run.records[key].get("grad"), list)]
     for key, (analytic, numeric) in run.directional_derivatives(keys).items():
         if not np.isclose(analytic, numeric, rtol=1e-5, atol=1e-6):
             out.append(f"{key}|static: u.J.v by the gradient {analytic!r}, by finite differences {numeric!r}")

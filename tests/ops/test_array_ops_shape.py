@@ -174,6 +174,16 @@ def test_transpose_partial_and_errors():
     np.testing.assert_array_equal(run(tf.matrix_transpose(x)), x.transpose(0, 2, 1))
 
 
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4), (1, 2, 3, 4)])
+def test_matrix_transpose_of_unknown_rank(shape):
+    """As TensorFlow's: the permutation is computed when run (conjugated for complex with conjugate=True)."""
+    x = tf.placeholder(tf.complex64)
+    value = (np.arange(np.prod(shape)) * (1 + 1j)).reshape(shape).astype(np.complex64)
+    plain, conj = run([tf.matrix_transpose(x), tf.linalg.matrix_transpose(x, conjugate=True)], {x: value})
+    np.testing.assert_array_equal(plain, np.swapaxes(value, -1, -2))
+    np.testing.assert_array_equal(conj, np.conj(np.swapaxes(value, -1, -2)))
+
+
 def test_invert_permutation():
     perm = rng.permutation(7).astype(np.int32)
     y = tf.invert_permutation(perm)

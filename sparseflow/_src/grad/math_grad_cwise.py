@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparseflow._src.grad.math_grad_util import conj, dense, unbroadcast
+from sparseflow._src.grad.math_grad_util import conj, dense, real_valued, unbroadcast
 from sparseflow._src.grad.registry import NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import array_ops, math_ops
 
@@ -125,7 +125,7 @@ def _max_min(select):
 
 
 def _squared_difference(x, y, z, g):
-    gx = (2.0 * g) * (x - y)
+    gx = (2.0 * real_valued(g)) * (x - y)  # complex z = |x - y|^2 is real-valued
     return gx, -gx
 
 
@@ -145,15 +145,15 @@ def _atan2(y, x, z, g):
 
 
 def _xlogy(x, y, z, g):
-    return math_ops.xlogy(_not_zero(x), y) * g, math_ops.xdivy(x, y) * g
+    return conj(math_ops.xlogy(_not_zero(x), y)) * g, conj(math_ops.xdivy(x, y)) * g
 
 
 def _xlog1py(x, y, z, g):
-    return math_ops.xlog1py(_not_zero(x), y) * g, math_ops.xdivy(x, y + 1.0) * g
+    return conj(math_ops.xlog1py(_not_zero(x), y)) * g, conj(math_ops.xdivy(x, y + 1.0)) * g
 
 
 def _xdivy(x, y, z, g):
-    return math_ops.xdivy(_not_zero(x), y) * g, math_ops.xdivy(-x, math_ops.square(y)) * g
+    return conj(math_ops.xdivy(_not_zero(x), y)) * g, conj(math_ops.xdivy(-x, math_ops.square(y))) * g
 
 
 # op type -> fn(x, y, z, grad) -> (dx, dy) at the broadcast shape
@@ -162,7 +162,7 @@ _BINARY = {
     "AddV2": lambda x, y, z, g: (g, g),
     "Sub": lambda x, y, z, g: (g, -g),
     "Mul": lambda x, y, z, g: (g * conj(y), conj(x) * g),
-    "MulNoNan": lambda x, y, z, g: (math_ops.multiply_no_nan(g, y), math_ops.multiply_no_nan(x, g)),
+    "MulNoNan": lambda x, y, z, g: (math_ops.multiply_no_nan(g, conj(y)), math_ops.multiply_no_nan(conj(x), g)),
     "Div": _div,
     "RealDiv": _div,
     "DivNoNan": _div_no_nan,

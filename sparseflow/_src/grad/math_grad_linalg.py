@@ -18,9 +18,9 @@ Example:
 from __future__ import annotations
 
 from sparseflow._src.grad.gradients_util import input_needs_gradient
-from sparseflow._src.grad.math_grad_util import conj, dense, unbroadcast
+from sparseflow._src.grad.math_grad_util import conj, dense, real_valued, unbroadcast
 from sparseflow._src.grad.registry import RegisterGradient
-from sparseflow._src.ops import array_ops, math_ops
+from sparseflow._src.ops import array_ops, control_flow_ops, math_ops
 from sparseflow._src.ops.math_cwise import apply1
 
 __all__: list[str] = []
@@ -90,15 +90,23 @@ def _per_matrix(t):
 @RegisterGradient("MatrixDeterminant")
 def _matrix_determinant_grad(op, grad):
     a_adj_inv = math_ops.matrix_inverse(op.inputs[0], adjoint=True)
-    return [_per_matrix(dense(grad) * op.outputs[0]) * a_adj_inv]
+    return [_per_matrix(dense(grad) * conj(op.outputs[0])) * a_adj_inv]
 
 
 @RegisterGradient("LogMatrixDeterminant")
 def _log_matrix_determinant_grad(op, grad_sign, grad_log_abs):
-    if grad_log_abs is None:
+    """``c A^-H`` with ``c = Re(g_log_abs)``, plus for complex ``A`` the phase's ``i Im(g_sign conj(sign))``
+    (a real matrix's sign is piecewise constant; a complex one's is ``exp(i arg det A)``)."""
+    a = op.inputs[0]
+    coeff = real_valued(dense(grad_log_abs))
+    if a.dtype.is_complex and grad_sign is not None:
+        phase = math_ops.imag(dense(grad_sign) * math_ops.conj(op.outputs[0]))
+        real = array_ops.zeros_like(phase) if coeff is None else math_ops.real(coeff)
+        coeff = math_ops.complex(real, phase)
+    if coeff is None:
         return [None]
-    a_adj_inv = math_ops.matrix_inverse(op.inputs[0], adjoint=True)
-    return [_per_matrix(dense(grad_log_abs)) * a_adj_inv]
+    a_adj_inv = math_ops.matrix_inverse(a, adjoint=True)
+    return [_per_matrix(coeff) * a_adj_inv]
 
 
 @RegisterGradient("MatrixInverse")
@@ -128,7 +136,7 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     """The SVD gradient (Giles 2008; Townsend's derivation for reduced matrices), as in TensorFlow."""
     a = op.inputs[0]
     a_shape = a.shape.with_rank_at_least(2)
-    grad_s = math_ops.cast(_or_zeros(grad_s, op.outputs[0]), a.dtype)
+    grad_s = math_ops.cast(real_valued(_or_zeros(grad_s, op.outputs[0])), a.dtype)  # singular values are real
     grad_s_mat = math_ops.matrix_diag(grad_s)
     if not op.get_attr("compute_uv"):
         _, u, v = math_ops.svd(a, compute_uv=True)
@@ -138,11 +146,12 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     full_matrices = op.get_attr("full_matrices")
     grad_u = _or_zeros(grad_u, op.outputs[1])
     grad_v = _or_zeros(grad_v, op.outputs[2])
-    m, n = a_shape[-2].value, a_shape[-1].value
-    if m is None or n is None:
-        raise NotImplementedError("SVD gradient has not been implemented for input with unknown inner matrix "
-                                  "shape.")
+    m, n = (None, None) if a_shape.ndims is None else (a_shape[-2].value, a_shape[-1].value)
     s, u, v = math_ops.cast(op.outputs[0], a.dtype), op.outputs[1], op.outputs[2]
+    if m is None or n is None:
+        grad_a = _svd_grad_any_shape(a, s, u, v, grad_s_mat, grad_u, grad_v, full_matrices)
+        grad_a.set_shape(a_shape)
+        return [grad_a]
     use_adjoint = m > n
     if use_adjoint:  # differentiate A^H = V S U^H and take the adjoint at the end
         m, n = n, m
@@ -183,6 +192,53 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
         grad_a = _adjoint(grad_a)
     grad_a.set_shape(a_shape)
     return [grad_a]
+
+
+def _svd_grad_any_shape(a, s, u, v, grad_s, grad_u, grad_v, full_matrices):
+    """The SVD gradient when the matrices' sizes are unknown when the graph is built (TensorFlow raises
+    NotImplementedError there): the same terms, without choosing tall or wide in Python. With
+    ``k = min(m, n)``, ``U1, V1`` the first ``k`` columns and ``U2, V2`` the rest (full matrices only)::
+
+        U1 [dS + (F o U1^H dU1 + h.c.) S + S (F o V1^H dV1 + h.c.)] V1^H
+          + U1 S^-1 (dV1^H - dV1^H V1 V1^H - V1^H dV2 V2^H) + (dU1 - U1 U1^H dU1 - U2 dU2^H U1) S^-1 V1^H
+
+    The projections vanish on the square side; for complex inputs the phase term is taken from V where
+    ``m <= n`` and from U where ``m > n``, as TensorFlow's.
+    """
+    mm = math_ops.matmul
+    shape = array_ops.shape(a)
+    m, n = shape[-2], shape[-1]
+    checks = []
+    if full_matrices:  # the trailing columns of the larger side are unique (up to sign) for |m - n| <= 1 only
+        checks.append(control_flow_ops.Assert(
+            math_ops.less_equal(math_ops.abs(m - n), 1),
+            ["svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True; got m, n =", m, n]))
+    with a.graph.control_dependencies(checks):
+        k = array_ops.shape(s)[-1]
+    u1, gu1, v1, gv1 = u[..., :, :k], grad_u[..., :, :k], v[..., :, :k], grad_v[..., :, :k]
+    s_mat = math_ops.matrix_diag(s)
+    s2 = math_ops.square(s)
+    f = math_ops.matrix_set_diag(
+        _safe_reciprocal(array_ops.expand_dims(s2, -2) - array_ops.expand_dims(s2, -1)), array_ops.zeros_like(s))
+    s_inv_mat = math_ops.matrix_diag(_safe_reciprocal(s))
+    u_gu = mm(u1, gu1, adjoint_a=True)
+    v_gv = mm(v1, gv1, adjoint_a=True)
+    f_u, f_v = f * u_gu, f * v_gv
+    middle = grad_s + mm(f_u + _adjoint(f_u), s_mat) + mm(s_mat, f_v + _adjoint(f_v))
+    gv1t = _adjoint(gv1)
+    v_side = gv1t - mm(mm(gv1t, v1), v1, adjoint_b=True)
+    u_side = gu1 - mm(u1, u_gu)
+    if full_matrices:
+        v_side -= mm(mm(v1, grad_v[..., :, k:], adjoint_a=True), v[..., :, k:], adjoint_b=True)
+        u_side -= mm(u[..., :, k:], mm(grad_u[..., :, k:], u1, adjoint_a=True))
+    grad_a = (mm(u1, mm(middle, v1, adjoint_b=True)) + mm(mm(u1, s_inv_mat), v_side)
+              + mm(mm(u_side, s_inv_mat), v1, adjoint_b=True))
+    if a.dtype.is_complex:
+        eye = math_ops.matrix_diag(array_ops.ones_like(s))
+        l_v, l_u = eye * v_gv, eye * u_gu
+        phase = math_ops.where_v2(math_ops.greater(m, n), l_u - _adjoint(l_u), _adjoint(l_v) - l_v)
+        grad_a = grad_a + 0.5 * mm(u1, mm(mm(s_inv_mat, phase), v1, adjoint_b=True))
+    return grad_a
 
 
 # ---------------------------------------------------------------- band part and diagonals

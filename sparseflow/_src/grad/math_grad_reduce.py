@@ -29,6 +29,7 @@ from sparseflow._src.grad.math_grad_util import (
     conj,
     dense,
     kept_dims_shape,
+    real_valued,
     reshape_to_kept_dims,
     static_axes,
     unbroadcast,
@@ -92,7 +93,7 @@ RegisterGradient("Min")(_min_or_max_grad)
 
 @RegisterGradient("EuclideanNorm")
 def _euclidean_norm_grad(op, grad):
-    output, grad = reshape_to_kept_dims(op, op.outputs[0], dense(grad))
+    output, grad = reshape_to_kept_dims(op, op.outputs[0], real_valued(dense(grad)))  # a complex norm is real
     return [math_ops.truediv(op.inputs[0], output / grad), None]
 
 
@@ -152,8 +153,8 @@ def _cumprod_grad(op, grad):
     x, axis = op.inputs
     exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
     prod = math_ops.cumprod(x, axis, exclusive=exclusive, reverse=reverse)
-    out = math_ops.cumsum(prod * dense(grad), axis, exclusive=exclusive, reverse=not reverse)
-    return [out / x, None]  # like TensorFlow: not defined where x has zeros
+    out = math_ops.cumsum(conj(prod) * dense(grad), axis, exclusive=exclusive, reverse=not reverse)
+    return [out / conj(x), None]  # like TensorFlow: not defined where x has zeros
 
 
 @RegisterGradient("CumulativeLogsumexp")

@@ -43,6 +43,23 @@ def conj(x):
     return math_ops.conj(x) if x.dtype.is_complex else x
 
 
+def real_valued(grad):
+    """The gradient of an output whose values are real but whose dtype is complex (|x - y|^2, a norm,
+    singular values): only the real part of ``grad`` moves the loss ``Re(conj(grad) * y)``, so the
+    imaginary part is dropped. Real dtypes (and None) pass through.
+
+    Example:
+        >>> import sparseflow as tf
+        >>> from sparseflow._src.grad.math_grad_util import real_valued
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(real_valued(tf.constant([1 + 2j]))))
+        [1.+0.j]
+    """
+    if grad is None or not grad.dtype.is_complex:
+        return grad
+    return math_ops.cast(math_ops.real(grad), grad.dtype)
+
+
 def unbroadcast(grad, x):
     """``grad`` summed down to the shape of ``x`` (None stays None): grad_util's one helper."""
     return None if grad is None else grad_util.unbroadcast(grad, x)

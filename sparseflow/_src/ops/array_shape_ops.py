@@ -364,13 +364,25 @@ def _fold_transpose(op):
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    """Transposes the last two dimensions of ``a``."""
+    """Transposes the last two dimensions of ``a`` (of unknown rank: a permutation computed when run).
+
+    Example:
+        >>> import sparseflow as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     x = tf.placeholder(tf.float32)  # unknown rank
+        ...     print(sess.run(tf.linalg.matrix_transpose(x), {x: [[[1.0, 2.0]]]}).tolist())
+        [[[1.0], [2.0]]]
+    """
     g = get_default_graph()
     with g.name_scope(name or "matrix_transpose"):
         a = convert_to_tensor(a, name="a")
         r = a.shape.ndims
         if r is None:
-            raise ValueError("matrix_transpose needs the rank of its input to be known statically")
+            rk = apply_op("Rank", [a]).outputs[0]
+            last_two = apply_op("Pack", [[apply_op("Sub", [rk, 1]).outputs[0], apply_op("Sub", [rk, 2]).outputs[0]]])
+            batch = apply_op("Range", [0, apply_op("Sub", [rk, 2]).outputs[0], 1]).outputs[0]
+            return transpose(a, apply_op("ConcatV2", [[batch, last_two.outputs[0]], 0]).outputs[0],
+                             conjugate=conjugate)
         if r < 2:
             raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} "
                              f"with shape: {a.shape}")

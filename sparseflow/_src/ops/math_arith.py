@@ -25,7 +25,7 @@ from sparseflow._src.ops.math_cwise import apply1, broadcast_shape_fn, op_scope,
 
 __all__ = ["abs", "add", "angle", "atan2", "complex", "conj", "div", "div_no_nan", "divide", "floordiv",
            "logical_xor", "pow",
-           "imag", "log_sigmoid", "real", "round", "scalar_mul", "sigmoid", "truediv"]
+           "imag", "log_sigmoid", "real", "round", "scalar_mul", "sigmoid", "sign", "truediv"]
 MATH_ONLY = ["divide_no_nan", "multiply_no_nan"]
 
 _TO_REAL = ["T: {complex64, complex128} = DT_COMPLEX64", "Tout: {float, double} = DT_FLOAT"]
@@ -230,6 +230,25 @@ def abs(x, name=None):  # noqa: A001 - TF's public name
             real = dtypes.float32 if x.dtype.base_dtype == dtypes.complex64 else dtypes.float64
             return apply1("ComplexAbs", [x], {"Tout": real}, name=scope)
         return apply1("Abs", [x], name=scope)
+
+
+def sign(x, name=None):
+    """-1, 0 or 1 by the sign of ``x`` element-wise (Sign); for complex ``x``, ``x / |x|`` (0 at 0) as
+    TensorFlow's ``DivNoNan(x, ComplexAbs(x))``, whose gradient is the derivative of ``x / |x|`` (the
+    Sign op's gradient is zero).
+
+    Example:
+        >>> import sparseflow as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(tf.sign([-3.0, 0.0, 2.0])), sess.run(tf.sign(tf.constant([3 + 4j, 0j]))))
+        [-1.  0.  1.] [0.6+0.8j 0. +0.j ]
+    """
+    x = convert_to_tensor(x, name="x")
+    if x.dtype.is_complex:
+        real = dtypes.float32 if x.dtype.base_dtype == dtypes.complex64 else dtypes.float64
+        magnitude = apply1("ComplexAbs", [x], {"Tout": real})
+        return apply1("DivNoNan", [x, apply1("Cast", [magnitude], {"DstT": x.dtype.base_dtype})], name=name)
+    return apply1("Sign", [x], name=name)
 
 
 def round(x, name=None):  # noqa: A001 - TF's public name

@@ -98,7 +98,8 @@ def _scatter(tf, tensor, updates, indices):
 ENTRIES += [
     OpEntry("TensorListFromTensor", [
         Sample("rows", {"tensor": regular(3, 2), "element_shape": i32([2])}, fd=True),
-        Sample("unknown_element_shape", {"tensor": regular(2, 2), "element_shape": i32(-1)}, fd=True),
+        # A fed scalar -1 of known shape is refused when built (as TensorFlow's): no gradient in static mode.
+        Sample("unknown_element_shape", {"tensor": regular(2, 2), "element_shape": i32(-1)}),
         Sample("scalars", {"tensor": regular(4), "element_shape": i32([])}),
         Sample("empty", {"tensor": empty(0, 2), "element_shape": i32([2])}),
         Sample("rank0", {"tensor": regular(), "element_shape": i32([])}),

@@ -74,6 +74,18 @@ for _op in ("TruncateDiv", "TruncateMod"):
                                          "TruncateDiv/TruncateMod (InvalidArgumentError for FloorDiv/FloorMod); "
                                          "sparseflow raises InvalidArgumentError for all four, the class of bad input"}
 
+# TensorFlow 2.21's gradients of these for complex inputs leave out a conjugation (they are not u * conj(f')):
+# finite differences of TensorFlow's own convention (dL/dRe z + i dL/dIm z) disagree with them.
+_UNCONJUGATED = {
+    "MulNoNan": "TensorFlow's complex gradient is mul_no_nan(u, y), not mul_no_nan(u, conj(y)) as Mul's u * conj(y)",
+    "SquaredDifference": "TensorFlow's complex SquaredDifference is |x - y|^2 (real-valued), yet its gradient is "
+                         "2 u (x - y); only Re(u) moves a real value: sparseflow's is 2 Re(u) (x - y)",
+    **{op: f"TensorFlow's complex gradients of {op} are the derivatives times u, not their conjugates times u"
+       for op in ("Xlogy", "Xdivy", "Xlog1py")},
+}
+for _op, _why in _UNCONJUGATED.items():
+    _DIFFERS[_op] = {**_DIFFERS.get(_op, {}), "*|complex*:grad": _why + " (checked by finite differences)"}
+
 ENTRIES = []
 for _op, _x, _y, _away, _fd in BINARY:
     _dtypes = _ANY_TYPE if _op in ("Equal", "NotEqual") else None

@@ -26,7 +26,7 @@ UNARY = [
     ("Erfc", (-2, 2), False, True), ("Erfinv", (-0.9, 0.9), False, True), ("Ndtri", (0.05, 0.95), False, True),
     ("Lgamma", (0.5, 3), False, True), ("Digamma", (0.3, 9), False, True),
     ("IsNan", (-2, 2), False, False), ("IsInf", (-2, 2), False, False), ("IsFinite", (-2, 2), False, False),
-    ("Invert", (-2, 2), False, False), ("Conj", (-2, 2), False, False),
+    ("Invert", (-2, 2), False, False), ("Conj", (-2, 2), False, True),
 ]
 
 
@@ -56,9 +56,27 @@ _DIFFERS = {
     "Round": {"*|int*": "TensorFlow 2.21's integer Round returns zeros; sparseflow returns the integers (rounding "
                         "an integer leaves it)"},
 }
+# Complex gradients at inf+0j (and at 0 for Sqrt): TensorFlow's complex64 and complex128 kernels disagree with each
+# other there; sparseflow's (NumPy's complex arithmetic) are the same for both and agree with one of them.
+_INF_GRAD_128 = ("TensorFlow's complex128 gradient at inf+0j is NaN+NaN*j (its complex128 division by an infinity, "
+                 "as in Reciprocal); its complex64 one, like sparseflow's, is the limit 0")
+_INF_GRAD_64 = ("TensorFlow's complex64 gradient at inf+0j is {}; its complex128 one, like sparseflow's, is NaN+NaN*j "
+                "(complex arithmetic on an infinite part)")
+for _op in ("Log", "Log1p", "Asinh", "Acosh"):
+    _DIFFERS[_op] = {"edges|complex128:grad": _INF_GRAD_128}
+for _op in ("Asin", "Acos", "Atan", "Atanh"):
+    _DIFFERS[_op] = {"edges|complex64:grad": _INF_GRAD_64.format("0")}
+_DIFFERS["Square"] = {"edges|complex64:grad": _INF_GRAD_64.format("inf+inf*j")}
+_DIFFERS["Sqrt"] = {"edges|complex*:grad": "at 0 TensorFlow's complex gradient u / (2 conj(sqrt z)) is NaN+NaN*j; "
+                                           "sparseflow's is infinite, as the real Sqrt's gradient at 0; at inf+0j "
+                                           "as for Log (complex128)"}
 _GRAD_RTOL = {"Digamma": 1e-9}  # its gradient (trigamma) is a series good to ~1e-10, like TF's polygamma
 
-ENTRIES = [OpEntry(op, _unary_samples(lo, hi, away, fd, "input" if op == "Conj" else "x"),
+# The Sign op's gradient is zero, as TensorFlow's: right for real x, not for complex x (tf.sign of a complex
+# tensor builds DivNoNan(x, |x|), checked by finite differences in DivNoNan_sign_complex).
+_FD_KINDS = {"Sign": FLOATS}
+
+ENTRIES = [OpEntry(op, _unary_samples(lo, hi, away, fd and _FD_KINDS.get(op, True), "input" if op == "Conj" else "x"),
                    differs=_DIFFERS.get(op, {}), grad_rtol=_GRAD_RTOL.get(op))
            for op, (lo, hi), away, fd in UNARY]
 
@@ -72,15 +90,24 @@ ENTRIES.append(OpEntry("LogicalNot", [
 # Through the public functions, which pick the real output type (float32 or float64) from the input.
 for _op, _fn in (("Real", "real"), ("Imag", "imag"), ("Angle", "angle"), ("ComplexAbs", "abs")):
     ENTRIES.append(OpEntry(_op, [
-        Sample("rank0", {"x": T(1.5)}),
-        Sample("matrix", {"x": regular(2, 3, seed=1)}),
+        Sample("rank0", {"x": T(1.5)}, fd=True),
+        Sample("matrix", {"x": regular(2, 3, seed=1)}, fd=True),
         Sample("empty", {"x": empty(0, 2)}),
         Sample("edges", {"x": EDGES}),
-    ], build=lambda tf, x, _fn=_fn: getattr(tf.math, _fn)(x)))
+    ], build=lambda tf, x, _fn=_fn: getattr(tf.math, _fn)(x),
+        differs={"edges|complex128:grad": _INF_GRAD_128} if _op == "Angle" else {}))
+
+# tf.sign of a complex tensor: x / |x| (0 at 0), as TensorFlow's public function builds it.
+ENTRIES.append(OpEntry("DivNoNan", [
+    Sample("rank0", {"x": T(1.5 - 2j)}, fd=True),
+    Sample("matrix", {"x": regular(2, 3, seed=1)}, fd=True),
+    Sample("empty", {"x": empty(0, 2)}),
+    Sample("edges", {"x": EDGES}),
+], name="DivNoNan_sign_complex", dtypes=("complex64", "complex128"), build=lambda tf, x: tf.sign(x)))
 
 ENTRIES.append(OpEntry("Complex", [
-    Sample("rank0", {"real": T(1.5), "imag": T(-0.5)}),
-    Sample("broadcast", {"real": regular(3, 1), "imag": regular(1, 4, seed=1)}),
+    Sample("rank0", {"real": T(1.5), "imag": T(-0.5)}, fd=True),
+    Sample("broadcast", {"real": regular(3, 1), "imag": regular(1, 4, seed=1)}, fd=True),
     Sample("empty", {"real": empty(0, 2), "imag": empty(1, 2)}),
     Sample("edges", {"real": EDGES, "imag": T(lambda d: EDGES.resolve(d)[::-1].copy())}),
     Sample("incompatible", {"real": regular(3), "imag": regular(4)}),
@@ -98,6 +125,7 @@ def _cast_entry(src):
     samples += [
         Sample("to_same_rank0", {"x": regular()}, {"DstT": src}),
         Sample("to_float64_matrix", {"x": regular(2, 3)}, {"DstT": "float64"}, fd=True),
+        Sample("to_complex128_matrix", {"x": regular(2, 3)}, {"DstT": "complex128"}, fd=True),
         Sample("to_int32_empty", {"x": empty(0, 3)}, {"DstT": "int32"}),
         Sample("to_float32_empty", {"x": empty(0, 3)}, {"DstT": "float32"}),
         Sample("truncate_to_float16", {"x": regular(4, lo=-100, hi=100)}, {"DstT": "float16", "Truncate": True}),
@@ -112,10 +140,11 @@ def _cast_entry(src):
 ENTRIES += [_cast_entry(src) for src in _CAST_TYPES]
 
 # ---------------------------------------------------------------- clipping and selection
+# Complex values have no order: the gradient (comparisons) is a TypeError, as TensorFlow's.
 ENTRIES.append(OpEntry("ClipByValue", [
-    Sample("scalar_bounds", {"t": regular(2, 3), "clip_value_min": T(-0.5), "clip_value_max": T(0.75)}, fd=True),
+    Sample("scalar_bounds", {"t": regular(2, 3), "clip_value_min": T(-0.5), "clip_value_max": T(0.75)}, fd=FLOATS),
     Sample("tensor_bounds", {"t": regular(2, 3), "clip_value_min": regular(2, 3, lo=-2, hi=-0.1, seed=1),
-                             "clip_value_max": regular(2, 3, lo=0.1, hi=2, seed=2)}, fd=True),
+                             "clip_value_max": regular(2, 3, lo=0.1, hi=2, seed=2)}, fd=FLOATS),
     Sample("rank0", {"t": T(3.0), "clip_value_min": T(-1.0), "clip_value_max": T(1.0)}),
     Sample("empty", {"t": empty(0, 3), "clip_value_min": T(0.0), "clip_value_max": T(1.0)}),
     Sample("edges", {"t": EDGES, "clip_value_min": T(-1.0), "clip_value_max": T(1.0)}, grad=False),

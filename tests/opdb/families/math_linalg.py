@@ -92,9 +92,15 @@ def _square_samples(singular=True):
 
 
 ENTRIES += [
-    OpEntry("MatrixDeterminant", _square_samples()),
+    OpEntry("MatrixDeterminant", _square_samples(), differs={
+        "*|complex*:grad": "TensorFlow's complex gradient is u det(A) A^-H, not u conj(det(A)) A^-H "
+                           "(sparseflow's; checked by finite differences)"}),
     OpEntry("LogMatrixDeterminant", _square_samples() + [
-        Sample("negative_det", {"input": T([[0.0, 1.0], [1.0, 0.0]])}, fd=True)]),
+        Sample("negative_det", {"input": T([[0.0, 1.0], [1.0, 0.0]])}, fd=True)], differs={
+        "*|complex*:grad": "TensorFlow's complex gradient ignores the sign output's (a complex determinant's "
+                           "phase moves with A) and keeps the imaginary part of the real-valued log|det|'s; "
+                           "sparseflow's is (Re(u_log) + i Im(u_sign conj(sign))) A^-H (checked by finite "
+                           "differences)"}),
     OpEntry("MatrixInverse", _square_samples() + [
         Sample("adjoint", {"input": near_identity(2, 3, 3, seed=2)}, {"adjoint": True}, fd=True)]),
     OpEntry("Svd", [
@@ -103,21 +109,31 @@ ENTRIES += [
         Sample("batch_wide", {"input": regular(2, 2, 3)}),
         Sample("values_only", {"input": near_identity(3, 3)}, {"compute_uv": False}, fd=True),
         Sample("full_matrices", {"input": regular(3, 2)}, {"full_matrices": True}),
+        # No gradient: the trailing columns of U are not unique (build time for known sizes, else when run).
+        Sample("full_matrices_wide", {"input": regular(2, 4)}, {"full_matrices": True, "with_v": False}),
         Sample("empty_batch", {"input": empty(0, 2, 2)}),
         Sample("rank1", {"input": regular(3)}),
-    ], build=lambda tf, input, compute_uv=True, full_matrices=False: _svd(tf, input, compute_uv, full_matrices),
+    ], build=lambda tf, input, compute_uv=True, full_matrices=False, with_v=True: _svd(tf, input, compute_uv,
+                                                                                      full_matrices, with_v),
         dtypes=("float32", "float64", "complex64", "complex128"), rtol=1e-4, grad_rtol=1e-3,
-        differs={"*|*|rank:grad": "neither builds the gradient of an SVD of unknown rank: TensorFlow raises "
-                                  "TypeError, sparseflow NotImplementedError saying why"}),
+        differs={f"{s}|*|{m}:grad": "TensorFlow builds no gradient of U and V where the matrices' sizes are "
+                                    "unknown (at unknown rank TypeError, at unknown dimensions NotImplementedError); "
+                                    "sparseflow's is the one of known shapes (checked against it)"
+                 for s in ("square", "tall", "batch_wide", "full_matrices", "full_matrices_wide", "empty_batch")
+                 for m in ("dims", "rank")} | {
+            "*|complex*:grad": "the singular values are real-valued: only the real part of their upstream gradient "
+                               "moves them, TensorFlow's complex gradient keeps its imaginary part too (sparseflow's "
+                               "checked by finite differences)"}),
 ]
 
 
-def _svd(tf, x, compute_uv, full_matrices):
-    """Singular values, and |U| |V| products that do not depend on the singular vectors' signs."""
+def _svd(tf, x, compute_uv, full_matrices, with_v):
+    """Singular values, and |U| |V| products that do not depend on the singular vectors' signs (without V
+    where its trailing columns are any basis of a null space of dimension > 1)."""
     s, u, v = tf.raw_ops.Svd(input=x, compute_uv=compute_uv, full_matrices=full_matrices)
     if not compute_uv:
         return [s]
-    return [s, tf.abs(u), tf.abs(v)]
+    return [s, tf.abs(u), tf.abs(v)] if with_v else [s, tf.abs(u)]
 
 
 ENTRIES += [

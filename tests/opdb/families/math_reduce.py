@@ -64,6 +64,10 @@ for _op, _fn, _smooth in [("Sum", "reduce_sum", True), ("Mean", "reduce_mean", T
                           ("Max", "reduce_max", False), ("Min", "reduce_min", False),
                           ("Prod", "reduce_prod", True), ("EuclideanNorm", "reduce_euclidean_norm", True)]:
     _differs = dict(_I64_AXES)
+    if _op == "EuclideanNorm":
+        _differs["*|complex*:grad"] = ("a complex norm is real-valued, so only the real part of its upstream "
+                                       "gradient u moves it: sparseflow's gradient is Re(u) x / |x|, TensorFlow's "
+                                       "u x / |x| (checked by finite differences)")
     if _op == "Mean":
         _differs["edges_rows|complex128"] = ("TensorFlow's vectorized complex128 mean along the inner axis "
                                              "turns inf+nan*j into nan+nan*j; sparseflow divides each part")
@@ -124,7 +128,10 @@ def _cum_samples(kinds=None):
     ]
 
 
-ENTRIES += [OpEntry("Cumsum", _cum_samples()), OpEntry("Cumprod", _cum_samples()),
+ENTRIES += [OpEntry("Cumsum", _cum_samples()),
+            OpEntry("Cumprod", _cum_samples(), differs={
+                "*|complex*:grad": "TensorFlow's complex gradient leaves out the conjugation: cumsum(prod u) / x, "
+                                   "not cumsum(conj(prod) u) / conj(x) (sparseflow's; checked by finite differences)"}),
             OpEntry("CumulativeLogsumexp", _cum_samples(FLOATS))]
 
 ENTRIES.append(OpEntry("AddN", [

@@ -13,6 +13,22 @@ from tests.opdb.spec import EDGES, OpEntry, Sample, T, empty, i32, i64, regular
 _NO_INDICES = np.zeros((0, 2), np.int64)
 _VALUE_TYPES = ("int32", "int64", "float32", "float64")
 
+
+def _fingerprint_check(inputs, attrs, outs):
+    """One uint64 per string, of the input's shape; equal strings equal, different ones different."""
+    x = inputs["input"]
+    if outs is None:
+        return "raised"
+    y = outs[0]
+    if y.dtype != np.uint64 or y.shape != x.shape:
+        return f"got {y.dtype} {y.shape} for {x.shape} strings"
+    pairs = {}
+    for s, f in zip(x.reshape(-1), y.reshape(-1)):
+        pairs.setdefault(s, set()).add(int(f))
+    if any(len(v) != 1 for v in pairs.values()) or len({next(iter(v)) for v in pairs.values()}) != len(pairs):
+        return f"fingerprints {y.tolist()} of {x.tolist()}"
+    return ""
+
 ENTRIES = [
     OpEntry("SparseToDense", [
         Sample("matrix", {"sparse_indices": i64([[0, 1], [2, 0]]), "output_shape": i64([3, 2]),
@@ -176,7 +192,11 @@ ENTRIES = [
                              "shapes": [i64([2, 1]), i64([2, 1])], "dense_inputs": []},
                {"hashed_output": True, "num_buckets": 0, "hash_key": 5, "out_type": "int64", "internal_type": "int64"}),
     ], dtypes=(None,)),
-    OpEntry("StringFingerprint64", [Sample("strings", {"input": np.array([b"a", b""], object)})], dtypes=(None,),
+    OpEntry("StringFingerprint64", [
+        Sample("strings", {"input": np.array([b"a", b"", b"a"], object)}, check=_fingerprint_check),
+        Sample("rank0", {"input": np.array(b"xyz", object)}, check=_fingerprint_check),
+        Sample("empty", {"input": np.zeros((0, 2), object)}, check=_fingerprint_check),
+    ], dtypes=(None,),
             tf="sparseflow's own op (a 64-bit farmhash fingerprint per string, for feature hashing); TensorFlow has "
                "none by that name (its Fingerprint op returns bytes)"),
 ]
