@@ -298,10 +298,12 @@ def test_mpi_rendezvous_reports_missing_ranks_and_stale_files(tmp_path):
 
 
 MPI_PROGRAM = """
-import json
+import json, os, sys
 from sparseflow.distribute.cluster_resolver import resolve_cluster
 r = resolve_cluster({"num_ps": 1, "port_base": 7100})
-print(json.dumps([r.task_type, r.task_id, r.master(), r.cluster_spec().as_dict()]))
+# one file per rank: the ranks' standard outputs are merged by mpiexec and may interleave mid-line
+with open(os.path.join(sys.argv[1], f"{r.task_type}-{r.task_id}.json"), "w") as f:
+    json.dump([r.task_type, r.task_id, r.master(), r.cluster_spec().as_dict()], f)
 """
 
 
@@ -314,10 +316,12 @@ def test_real_mpiexec(mpiexec, tmp_path):
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "PYTHONPATH": str(ROOT)}
     env.pop("TF_CONFIG", None)
-    run = subprocess.run([mpiexec, "-n", "3", sys.executable, str(tmp_path / "prog.py")], env=env,
+    out = tmp_path / "out"
+    out.mkdir()
+    run = subprocess.run([mpiexec, "-n", "3", sys.executable, str(tmp_path / "prog.py"), str(out)], env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    tasks = sorted(json.loads(line) for line in run.stdout.splitlines() if line.startswith("["))
+    tasks = sorted(json.loads(p.read_text()) for p in out.glob("*.json"))
     cluster = {"ps": ["127.0.0.1:7100"], "worker": ["127.0.0.1:7101", "127.0.0.1:7102"]}
     assert tasks == [["ps", 0, "grpc://127.0.0.1:7100", cluster], ["worker", 0, "grpc://127.0.0.1:7101", cluster],
                      ["worker", 1, "grpc://127.0.0.1:7102", cluster]]
