@@ -130,12 +130,12 @@ class TableShard:
         self.n_tombs = 0
 
     def _alloc_rows(self, rcap):
-        self.rows = RowStore(self.width, rcap)
+        self.row_store = RowStore(self.width, rcap)
 
     @property
     def data(self):
         """The rows (float32 ``[row_capacity, width]``). A view: never kept across a resize."""
-        return self.rows.array
+        return self.row_store.array
 
     @property
     def width(self) -> int:
@@ -154,7 +154,7 @@ class TableShard:
 
     @property
     def row_capacity(self) -> int:
-        return self.rows.capacity
+        return self.row_store.capacity
 
     def _ensure_room(self, n_new: int, rows: bool):
         """Room for ``n_new`` more slots (and rows when ``rows``): rehash / grow as needed."""
@@ -179,7 +179,7 @@ class TableShard:
     def _resize_rows(self, rcap: int, exact: bool = False):
         if rcap > _MAX_ROWS:
             raise _bad(f"An embedding-table shard holds at most {_MAX_ROWS} rows; use more shards.")
-        self.rows.resize(rcap, exact)
+        self.row_store.resize(rcap, exact)
 
     def shrink_to_fit(self):
         """Trims the row arrays to the live rows and the index to the smallest capacity in load."""
@@ -197,7 +197,7 @@ class TableShard:
             self._rehash(cap)
 
     def memory_bytes(self) -> int:
-        return self.skeys.nbytes + self.srows.nbytes + self.rows.nbytes
+        return self.skeys.nbytes + self.srows.nbytes + self.row_store.nbytes
 
     # ------------------------------------------------------------------ pull / push
     def pull(self, keys, counts, training: bool, step: int, out=None):
