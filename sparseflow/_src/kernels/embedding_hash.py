@@ -90,10 +90,11 @@ def partition(ids, num_parts):
 
 # ---------------------------------------------------------------------------- probing
 # Kernels over a batch run a pipeline: the home slot of key ``i + 2 * AHEAD`` is computed and its
-# line prefetched, key ``i + AHEAD`` is probed (its line has arrived) and its row prefetched, and
-# key ``i`` is served. Home slots and probe results wait in rings of RING entries. (The stages are
-# written out in each kernel: numba adds reference counting around inlined helpers that take
-# arrays the kernel allocated, an atomic operation per key.)
+# lines prefetched (two lines of keys: a probe often runs past the first 8), key ``i + AHEAD`` is
+# probed (its lines have arrived) and its row prefetched, and key ``i`` is served. Home slots and
+# probe results wait in rings of RING entries. (The stages are written out in each kernel: numba
+# adds reference counting around inlined helpers that take arrays the kernel allocated, an atomic
+# operation per key.)
 RING = 4 * AHEAD  # a power of two above 2 * AHEAD
 _RMASK = RING - 1
 
@@ -132,7 +133,6 @@ def lookup_rows(skeys, srows, salt, keys, out):
         prefetch(skeys, h, 0)
         prefetch(skeys, h, 64)
         prefetch(srows, h, 0)
-        prefetch(srows, h, 64)
     for i in range(n):
         j = i + AHEAD
         if j < n:
@@ -141,7 +141,6 @@ def lookup_rows(skeys, srows, salt, keys, out):
             prefetch(skeys, h, 0)
             prefetch(skeys, h, 64)
             prefetch(srows, h, 0)
-            prefetch(srows, h, 64)
         s, _ = _find_from(skeys, srows, keys[i], homes[i & _RMASK], mask)
         r = srows[s] if s >= 0 else -1
         out[i] = r if r >= 0 else -1
@@ -197,7 +196,6 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
         prefetch(skeys, h, 0)
         prefetch(skeys, h, 64)
         prefetch(srows, h, 0)
-        prefetch(srows, h, 64)
     for j in range(min(n, AHEAD)):
         s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
         found[j & _RMASK] = s
@@ -209,7 +207,6 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
             prefetch(skeys, h, 0)
             prefetch(skeys, h, 64)
             prefetch(srows, h, 0)
-            prefetch(srows, h, 64)
         j = i + AHEAD
         if j < n:
             s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
