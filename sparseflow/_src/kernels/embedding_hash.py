@@ -190,6 +190,7 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
     tails = np.empty(dim, dtype=np.int64)
     homes = np.empty(RING, dtype=np.int64)
     found = np.empty(RING, dtype=np.int64)
+    new_rows = new_candidates = admitted = reused = 0  # counted here, added to ``stats`` at the end
     for j in range(min(n, 2 * AHEAD)):
         h = _slot_of(keys[j], salt, mask)
         homes[j & _RMASK] = h
@@ -225,7 +226,7 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
                 c = 1
             if s < 0:  # first sight
                 if srows[ins] == TOMB:
-                    stats[3] += 1
+                    reused += 1
                 skeys[ins] = key
                 s = ins
                 seen_before = np.int64(0)
@@ -264,12 +265,12 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
                 data[r, mc] = 0.0
                 data[r, mc + 1] = 0.0
                 srows[s] = r
-                stats[0] += 1
+                new_rows += 1
                 if seen_before > 0:
-                    stats[2] += 1
+                    admitted += 1
             else:
                 if seen_before == 0:
-                    stats[1] += 1
+                    new_candidates += 1
                 srows[s] = np.int32(max(CANDIDATE_BASE - total, -2147483647))
                 r = -1
         if r >= 0:
@@ -280,6 +281,10 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
         else:
             for j in range(dim):
                 out[i, j] = 0.0
+    stats[0] += new_rows
+    stats[1] += new_candidates
+    stats[2] += admitted
+    stats[3] += reused
     return n_rows
 
 
