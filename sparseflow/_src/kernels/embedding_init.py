@@ -16,8 +16,8 @@ float32's resolution): one rational function in the central 95% of (0, 1), which
 1.7e-8 on all of the truncated normal's range (so that initializer is one branch-free loop the
 compiler vectorizes), and a logarithmic tail formula the untruncated normal applies in a second
 pass to the few columns that need it. Every step is IEEE double arithmetic with no fused or
-reordered operations (numba's default), so rows are bit-identical on every x86-64 CPU, with or
-without AVX-512; the tail pass's ``log`` is the C library's.
+reordered operations (numba's default), so rows do not depend on the vector instructions the CPU
+has (AVX-512 or not); the tail pass's ``log`` is the C library's.
 
 The table's kernels (embedding_hash) write each new row with one loop per initializer over these
 scalar functions; ``embedding_hash.init_rows`` gives the rows a table would create.
