@@ -9,7 +9,8 @@ import pytest
 @pytest.mark.parametrize("module", ["embedding", "embedding.config", "kernels.embedding_table", "embedding.sharding",
                                     "embedding.cluster_ops", "kernels.embedding_service", "kernels.embedding_restore",
                                     "passes.coalesce", "distributed.table_service", "distributed.allocator",
-                                    "embedding.sync", "embedding.sync_ops", "kernels.embedding_sync"])
+                                    "embedding.sync", "embedding.sync_ops", "kernels.embedding_sync",
+                                    "kernels.embedding_init", "kernels.embedding_rows"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"sparseflow._src.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -308,3 +308,24 @@ def test_concurrent_pulls_and_pushes_keep_the_table_consistent():
     assert e["show"].sum() == sum(pushed)  # no update lost
     assert table.step == n_threads * rounds
     assert table.size() == np.unique(e["keys"]).size == e["keys"].size
+
+
+@pytest.mark.parametrize("min_count", [1, 3])
+def test_pulls_with_repeated_keys_match_the_reference(min_count):
+    """A batch may name a key several times (and batches of every length around the kernel's
+    look-ahead): the first sighting inserts, later ones read the same row or count on."""
+    rng = np.random.default_rng(min_count)
+    spec = _spec(min_count=min_count)
+    table = EmbeddingTableResource("t", spec)
+    ref = DictTable(spec)
+    pool = rng.integers(0, 2**63, 400, dtype=np.int64).astype(np.uint64)
+    for it, n in enumerate(list(range(1, 41)) + [200, 1000]):
+        keys = rng.choice(pool[: 40 + 9 * it], n)  # many repeats, old and new keys
+        counts = rng.integers(1, 3, n).astype(np.int32)
+        np.testing.assert_allclose(table.pull(keys, counts), ref.pull(keys, counts), rtol=1e-6, atol=1e-6)
+        assert table.size() == len(ref.rows) and table.num_candidates() == len(ref.cands)
+        if it % 7 == 6:  # tombstones in the probe chains
+            assert table.evict(max_age=0, min_show=0.0) == ref.evict(max_age=0, min_show=0.0)
+        table.push(keys[:1], np.zeros((1, DIM), np.float32), learning_rate=0.1)
+        ref.push(keys[:1], np.zeros((1, DIM), np.float32), np.ones(1), 0.1)
+    _check_equal(table, ref)

@@ -16,9 +16,9 @@ One shard of a table is:
 Eviction tombstones the slots and compacts the rows in place (live rows move down, ``srows``
 is remapped), so the row arrays can be shrunk and their memory handed back.
 
-Row initial values depend only on ``(seed, key, column)`` (a counter-based generator), so a
-row's start value does not depend on batch order, sharding or which process creates it.
-All functions release the GIL.
+Row initial values depend only on ``(seed, key, column)`` (embedding_init: a counter-based
+generator), so a row's start value does not depend on batch order, sharding or which process
+creates it. All functions release the GIL.
 """
 
 from __future__ import annotations
@@ -26,6 +26,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from sparseflow._src.kernels.embedding_init import (
+    INIT_CONSTANT,
+    INIT_NORMAL,
+    INIT_TRUNCATED_NORMAL,
+    INIT_UNIFORM,
+    INIT_ZEROS,  # noqa: F401  (re-exported: embedding_table names the initializers through this module)
+    in_tail,
+    mix64,
+    normal_probability,
+    normal_tail_value,
+    normal_value,
+    row_stream,
+    truncated_normal_value,
+    uniform_value,
+)
 from sparseflow._src.kernels.embedding_prefetch import AHEAD, prefetch, prefetch_row
 from sparseflow._src.kernels.jit_cache import cached_njit
 
@@ -33,23 +48,9 @@ EMPTY = -1
 TOMB = -2
 CANDIDATE_BASE = -2  # a candidate seen c times stores CANDIDATE_BASE - c (c >= 1)
 
-INIT_ZEROS, INIT_CONSTANT, INIT_UNIFORM, INIT_NORMAL, INIT_TRUNCATED_NORMAL = 0, 1, 2, 3, 4
-
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_S30, _S27, _S31, _S11, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11), np.uint64(32)
-_TWO_M53 = 1.0 / 9007199254740992.0
+_S32 = np.uint64(32)
 
 _JIT = dict(nogil=True)
-
-
-@numba.njit(inline="always")
-def mix64(k):
-    """splitmix64's finalizer: a bijective, well-mixed uint64 -> uint64."""
-    k = (k ^ (k >> _S30)) * _M1
-    k = (k ^ (k >> _S27)) * _M2
-    return k ^ (k >> _S31)
 
 
 @numba.njit(inline="always")
@@ -88,10 +89,19 @@ def partition(ids, num_parts):
 
 
 # ---------------------------------------------------------------------------- probing
+# Kernels over a batch run a pipeline: the home slot of key ``i + 2 * AHEAD`` is computed and its
+# lines prefetched (two lines of keys: a probe often runs past the first 8), key ``i + AHEAD`` is
+# probed (its lines have arrived) and its row prefetched, and key ``i`` is served. Home slots and
+# probe results wait in rings of RING entries. (The stages are written out in each kernel: numba
+# adds reference counting around inlined helpers that take arrays the kernel allocated, an atomic
+# operation per key.)
+RING = 4 * AHEAD  # a power of two above 2 * AHEAD
+_RMASK = RING - 1
+
+
 @numba.njit(inline="always")
-def _find(skeys, srows, key, salt, mask):
-    """(slot holding ``key`` or -1, slot where it would be inserted)."""
-    i = _slot_of(key, salt, mask)
+def _find_from(skeys, srows, key, i, mask):
+    """(slot holding ``key`` or -1, slot where it would be inserted), probing from slot ``i``."""
     ins = -1
     while True:
         r = srows[i]
@@ -106,17 +116,9 @@ def _find(skeys, srows, key, salt, mask):
 
 
 @numba.njit(inline="always")
-def _prefetch_slot(skeys, srows, key, salt, mask):
-    s = _slot_of(key, salt, mask)
-    prefetch(skeys, s, 0)
-    prefetch(srows, s, 0)
-
-
-@numba.njit(inline="always")
-def _peek_row(skeys, srows, key, salt, mask):
-    """The row of ``key`` or -1, without changing anything (a hint for prefetching)."""
-    s, _ = _find(skeys, srows, key, salt, mask)
-    return srows[s] if s >= 0 else -1
+def _find(skeys, srows, key, salt, mask):
+    """(slot holding ``key`` or -1, slot where it would be inserted)."""
+    return _find_from(skeys, srows, key, _slot_of(key, salt, mask), mask)
 
 
 @cached_njit(**_JIT)
@@ -124,10 +126,22 @@ def lookup_rows(skeys, srows, salt, keys, out):
     """``out[i]``: the row of ``keys[i]``, or -1 when it has none (absent or not admitted)."""
     mask = np.int64(skeys.shape[0] - 1)
     n = keys.shape[0]
+    homes = np.empty(RING, dtype=np.int64)
+    for j in range(min(n, AHEAD)):
+        h = _slot_of(keys[j], salt, mask)
+        homes[j & _RMASK] = h
+        prefetch(skeys, h, 0)
+        prefetch(skeys, h, 64)
+        prefetch(srows, h, 0)
     for i in range(n):
-        if i + AHEAD < n:
-            _prefetch_slot(skeys, srows, keys[i + AHEAD], salt, mask)
-        s, _ = _find(skeys, srows, keys[i], salt, mask)
+        j = i + AHEAD
+        if j < n:
+            h = _slot_of(keys[j], salt, mask)
+            homes[j & _RMASK] = h
+            prefetch(skeys, h, 0)
+            prefetch(skeys, h, 64)
+            prefetch(srows, h, 0)
+        s, _ = _find_from(skeys, srows, keys[i], homes[i & _RMASK], mask)
         r = srows[s] if s >= 0 else -1
         out[i] = r if r >= 0 else -1
 
@@ -147,59 +161,6 @@ def reinsert_all(old_keys, old_rows, new_keys, new_rows, salt):
         new_rows[i] = r
 
 
-# ---------------------------------------------------------------------------- row initialisation
-@numba.njit(inline="always")
-def _uniform01(seed, key, counter):
-    """A uniform double in [0, 1) from (seed, key, counter)."""
-    u = mix64(mix64(seed ^ mix64(key)) + counter * _GOLDEN)
-    return np.float64(u >> _S11) * _TWO_M53
-
-
-@numba.njit(inline="always")
-def _normal(seed, key, counter):
-    u1 = _uniform01(seed, key, counter * np.uint64(2))
-    u2 = _uniform01(seed, key, counter * np.uint64(2) + np.uint64(1))
-    return np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos(2.0 * np.pi * u2)
-
-
-@numba.njit(inline="always")
-def _init_value(kind, p0, p1, seed, key, j):
-    if kind == INIT_ZEROS:
-        return 0.0
-    if kind == INIT_CONSTANT:
-        return p0
-    c = np.uint64(j)
-    if kind == INIT_UNIFORM:
-        return p0 + (p1 - p0) * _uniform01(seed, key, c)
-    if kind == INIT_NORMAL:
-        return p0 + p1 * _normal(seed, key, c)
-    # truncated normal: redraw beyond two standard deviations (TensorFlow's rule)
-    k = np.uint64(0)
-    while True:
-        z = _normal(seed, key, c + k * np.uint64(0x100000000))
-        if abs(z) <= 2.0:
-            return p0 + p1 * z
-        k += np.uint64(1)
-
-
-@numba.njit(inline="always")
-def _init_row(data, r, key, dim, state_init, init_kind, p0, p1, seed):
-    for j in range(dim):
-        data[r, j] = _init_value(init_kind, p0, p1, seed, key, j)
-    for j in range(state_init.shape[0]):
-        data[r, dim + j] = state_init[j]
-
-
-@cached_njit(**_JIT)
-def init_rows(keys, dim, init_kind, p0, p1, seed):
-    """The initial embeddings of ``keys`` ([n, dim] float32), as a table would create them."""
-    out = np.empty((keys.shape[0], dim), dtype=np.float32)
-    empty_state = np.empty(0, dtype=np.float32)
-    for i in range(keys.shape[0]):
-        _init_row(out, i, keys[i], dim, empty_state, init_kind, p0, p1, seed)
-    return out
-
-
 # ---------------------------------------------------------------------------- pull
 @numba.njit(inline="always")
 def meta_column(data):
@@ -207,7 +168,7 @@ def meta_column(data):
     return data.shape[1] - 3
 
 
-@cached_njit(**_JIT)
+@cached_njit(nogil=True, error_model="numpy")  # x / 0 needs no check: the initializers' loops vectorize
 def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_count, step,
          dim, state_init, init_kind, p0, p1, seed, out, stats):
     """Reads the rows of ``keys`` into ``out`` ([n, dim]); zeros for keys without a row.
@@ -224,16 +185,40 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
     mc = meta_column(data)
     n = keys.shape[0]
     row_bytes = data.shape[1] * 4
+    n_state = state_init.shape[0]
+    probs = np.empty(dim, dtype=np.float64)  # the normal initializer's working space
+    tails = np.empty(dim, dtype=np.int64)
+    homes = np.empty(RING, dtype=np.int64)
+    found = np.empty(RING, dtype=np.int64)
+    new_rows = new_candidates = admitted = reused = 0  # counted here, added to ``stats`` at the end
+    for j in range(min(n, 2 * AHEAD)):
+        h = _slot_of(keys[j], salt, mask)
+        homes[j & _RMASK] = h
+        prefetch(skeys, h, 0)
+        prefetch(skeys, h, 64)
+        prefetch(srows, h, 0)
+    for j in range(min(n, AHEAD)):
+        s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
+        found[j & _RMASK] = s
     for i in range(n):
-        # two-stage look-ahead: the index slots of a later key, the row of a nearer one
-        if i + 2 * AHEAD < n:
-            _prefetch_slot(skeys, srows, keys[i + 2 * AHEAD], salt, mask)
-        if i + AHEAD < n:
-            ahead = _peek_row(skeys, srows, keys[i + AHEAD], salt, mask)
-            if ahead >= 0:
-                prefetch_row(data, ahead, row_bytes)
+        j = i + 2 * AHEAD
+        if j < n:
+            h = _slot_of(keys[j], salt, mask)
+            homes[j & _RMASK] = h
+            prefetch(skeys, h, 0)
+            prefetch(skeys, h, 64)
+            prefetch(srows, h, 0)
+        j = i + AHEAD
+        if j < n:
+            s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
+            found[j & _RMASK] = s
+            if s >= 0 and srows[s] >= 0:
+                prefetch_row(data, srows[s], row_bytes)
         key = keys[i]
-        s, ins = _find(skeys, srows, key, salt, mask)
+        s = found[i & _RMASK]
+        ins = s
+        if s < 0:  # not there when probed ahead; an earlier duplicate in the batch may have inserted it
+            s, ins = _find_from(skeys, srows, key, homes[i & _RMASK], mask)
         r = srows[s] if s >= 0 else EMPTY
         if r < 0 and training:
             c = np.int64(counts[i]) if has_counts else np.int64(1)
@@ -241,7 +226,7 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
                 c = 1
             if s < 0:  # first sight
                 if srows[ins] == TOMB:
-                    stats[3] += 1
+                    reused += 1
                 skeys[ins] = key
                 s = ins
                 seen_before = np.int64(0)
@@ -251,16 +236,41 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
             if total >= min_count:
                 r = n_rows
                 n_rows += 1
-                _init_row(data, r, key, dim, state_init, init_kind, p0, p1, seed)
+                # the initial row (written out here, not in a helper taking arrays: see RING)
+                for j in range(n_state):
+                    data[r, dim + j] = state_init[j]
+                if init_kind == INIT_UNIFORM:
+                    stream = row_stream(seed, key)
+                    for j in range(dim):
+                        data[r, j] = uniform_value(stream, j, p0, p1)
+                elif init_kind == INIT_TRUNCATED_NORMAL:
+                    stream = row_stream(seed, key)
+                    for j in range(dim):
+                        data[r, j] = truncated_normal_value(stream, j, p0, p1)
+                elif init_kind == INIT_NORMAL:
+                    stream = row_stream(seed, key)
+                    for j in range(dim):
+                        probs[j] = normal_probability(stream, j)
+                        data[r, j] = normal_value(probs[j], p0, p1)
+                    n_tails = 0
+                    for j in range(dim):  # the columns in the tails, listed without a branch to mispredict
+                        tails[n_tails] = j
+                        n_tails += in_tail(probs[j])
+                    for t in range(n_tails):
+                        data[r, tails[t]] = normal_tail_value(probs[tails[t]], p0, p1)
+                else:
+                    v = np.float32(p0) if init_kind == INIT_CONSTANT else np.float32(0.0)
+                    for j in range(dim):
+                        data[r, j] = v
                 data[r, mc] = 0.0
                 data[r, mc + 1] = 0.0
                 srows[s] = r
-                stats[0] += 1
+                new_rows += 1
                 if seen_before > 0:
-                    stats[2] += 1
+                    admitted += 1
             else:
                 if seen_before == 0:
-                    stats[1] += 1
+                    new_candidates += 1
                 srows[s] = np.int32(max(CANDIDATE_BASE - total, -2147483647))
                 r = -1
         if r >= 0:
@@ -271,7 +281,28 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
         else:
             for j in range(dim):
                 out[i, j] = 0.0
+    stats[0] += new_rows
+    stats[1] += new_candidates
+    stats[2] += admitted
+    stats[3] += reused
     return n_rows
+
+
+@cached_njit(**_JIT)
+def init_rows(keys, dim, init_kind, p0, p1, seed):
+    """The initial embeddings of ``keys`` ([n, dim] float32): what a table (of any optimizer) with
+    this initializer and seed returns on their first pull."""
+    n = keys.shape[0]
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    skeys = np.zeros(cap, dtype=np.uint64)
+    srows = np.full(cap, EMPTY, dtype=np.int32)
+    data = np.empty((n, dim + 3), dtype=np.float32)
+    out = np.empty((n, dim), dtype=np.float32)
+    pull(skeys, srows, np.uint64(0), data, data.view(np.int32), 0, keys, np.empty(0, dtype=np.int32), True, 1, 0,
+         dim, np.empty(0, dtype=np.float32), init_kind, p0, p1, seed, out, np.zeros(4, dtype=np.int64))
+    return out
 
 
 # ---------------------------------------------------------------------------- push

@@ -5,9 +5,9 @@ lock; :class:`EmbeddingTableResource` is what a device holds for one table (or f
 table split over devices): ``num_shards`` shards routed by a hash of the key, one step counter,
 the optimizer and lifecycle settings (:class:`TableSpec`).
 
-Growth is by rehash (index) and by ``ndarray.resize`` (rows; large blocks are re-mapped by the
-allocator, not copied), never by a fixed reservation. Eviction tombstones slots and compacts the
-rows in place, then shrinks the arrays, so memory goes back to the allocator.
+Growth is by rehash (index) and by resizing the rows' block (embedding_rows: re-mapped, not
+copied), never by a fixed reservation. Eviction tombstones slots and compacts the rows in place,
+then shrinks the arrays, so memory goes back to the operating system.
 
 Example:
     >>> import numpy as np
@@ -25,15 +25,14 @@ Example:
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import sys
 import threading
 
 import numpy as np
 
 from sparseflow._src.kernels import embedding_hash as H
 from sparseflow._src.kernels import embedding_optim as O
+from sparseflow._src.kernels.embedding_rows import RowStore
 
 INITIALIZERS = {"zeros": H.INIT_ZEROS, "constant": H.INIT_CONSTANT, "uniform": H.INIT_UNIFORM,
                 "normal": H.INIT_NORMAL, "truncated_normal": H.INIT_TRUNCATED_NORMAL}
@@ -47,19 +46,6 @@ _MAX_ROWS = 2**31 - 1  # rows are int32 in the index: one shard holds up to 2**3
 _MAX_STEP = 2**31 - 1  # last-seen steps are int32 in the rows
 _EMPTY_F = np.zeros(0, dtype=np.float32)
 _EMPTY_I = np.zeros(0, dtype=np.int32)
-
-
-def _advise_huge_pages(arr):
-    """Asks Linux to back ``arr`` with transparent huge pages (as NumPy does for new big arrays; a
-    block grown by realloc loses that advice). Random row access then misses the TLB far less."""
-    if arr.nbytes < (4 << 20) or not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        start = arr.ctypes.data & ~4095
-        libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(arr.ctypes.data + arr.nbytes - start), 14)
-    except (OSError, AttributeError):  # no libc madvise: only slower
-        pass
 
 
 def _bad(msg):
@@ -144,7 +130,12 @@ class TableShard:
         self.n_tombs = 0
 
     def _alloc_rows(self, rcap):
-        self.data = np.zeros((rcap, self.width), dtype=np.float32)
+        self.row_store = RowStore(self.width, rcap)
+
+    @property
+    def data(self):
+        """The rows (float32 ``[row_capacity, width]``). A view: never kept across a resize."""
+        return self.row_store.array
 
     @property
     def width(self) -> int:
@@ -163,7 +154,7 @@ class TableShard:
 
     @property
     def row_capacity(self) -> int:
-        return self.data.shape[0]
+        return self.row_store.capacity
 
     def _ensure_room(self, n_new: int, rows: bool):
         """Room for ``n_new`` more slots (and rows when ``rows``): rehash / grow as needed."""
@@ -174,8 +165,10 @@ class TableShard:
                 cap *= 2
             self._rehash(cap)
         if rows and self.n_rows + n_new > self.row_capacity:
-            want = max(self.n_rows + n_new, int(self.row_capacity * ROW_GROWTH) + _MIN_ROWS)
-            self._resize_rows(want)
+            need_rows = self.n_rows + n_new
+            if need_rows > _MAX_ROWS:
+                raise _bad(f"An embedding-table shard holds at most {_MAX_ROWS} rows; use more shards.")
+            self._resize_rows(min(_MAX_ROWS, max(need_rows, int(self.row_capacity * ROW_GROWTH) + _MIN_ROWS)))
 
     def _rehash(self, cap: int):
         keys = np.zeros(cap, dtype=np.uint64)
@@ -183,19 +176,10 @@ class TableShard:
         H.reinsert_all(self.skeys, self.srows, keys, rows, self.salt)
         self.skeys, self.srows, self.n_tombs = keys, rows, 0
 
-    def _resize_rows(self, rcap: int):
+    def _resize_rows(self, rcap: int, exact: bool = False):
         if rcap > _MAX_ROWS:
             raise _bad(f"An embedding-table shard holds at most {_MAX_ROWS} rows; use more shards.")
-        arr = self.data
-        if arr.flags.owndata and arr.flags.c_contiguous:
-            # realloc: big blocks are remapped by the allocator, not copied; nothing else holds a view
-            arr.resize((rcap, self.width), refcheck=False)
-            _advise_huge_pages(arr)
-        else:
-            new = np.zeros((rcap, self.width), dtype=np.float32)
-            n = min(arr.shape[0], rcap)
-            new[:n] = arr[:n]
-            self.data = new
+        self.row_store.resize(rcap, exact)
 
     def shrink_to_fit(self):
         """Trims the row arrays to the live rows and the index to the smallest capacity in load."""
@@ -205,7 +189,7 @@ class TableShard:
     def _shrink(self, slack: float):
         target = max(_MIN_ROWS, int(self.n_rows * slack))
         if target < self.row_capacity:
-            self._resize_rows(target)
+            self._resize_rows(target, exact=True)
         cap = _MIN_CAP  # the smallest index that holds the keys under the load limit
         while self.n_rows + self.n_candidates > MAX_LOAD * cap:
             cap *= 2
@@ -213,7 +197,7 @@ class TableShard:
             self._rehash(cap)
 
     def memory_bytes(self) -> int:
-        return self.skeys.nbytes + self.srows.nbytes + self.data.nbytes
+        return self.skeys.nbytes + self.srows.nbytes + self.row_store.nbytes
 
     # ------------------------------------------------------------------ pull / push
     def pull(self, keys, counts, training: bool, step: int, out=None):
