@@ -3,6 +3,7 @@
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
     accumulator_kernels,
     array_kernels,
+    array_space_kernels,
     candidate_sampler_kernels,
     collective_kernels,
     constant_kernels,
@@ -13,6 +14,8 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     embedding_restore,
     feature_kernels,
     fused_kernels,
+    image_color_kernels,
+    image_resize_kernels,
     io_kernels,
     logging_kernels,
     lookup_kernels,
