@@ -229,3 +229,8 @@ def _hsv_to_rgb_grad(op, grad):
         ds += gc * (d - 1) * v
         dv += gc * (1 - s + s * d)
     return [array_ops.stack([dh, ds, dv], axis=-1)]
+
+
+for _op_type in ("DecodePng", "DecodeJpeg", "DecodeAndCropJpeg", "DecodeBmp", "DecodeGif", "DecodeImage", "EncodePng",
+                 "EncodeJpeg", "EncodeJpegVariableQuality", "ExtractJpegShape"):
+    NotDifferentiable(_op_type)

@@ -14,6 +14,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     embedding_restore,
     feature_kernels,
     fused_kernels,
+    image_codec_kernels,
     image_color_kernels,
     image_resize_kernels,
     io_kernels,
