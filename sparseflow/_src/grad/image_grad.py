@@ -198,7 +198,7 @@ def _rgb_to_hsv_grad(op, grad):
     # hue = numerator / (6 range), numerator (g - b), (b - r) or (r - g) by the largest channel
     safe_rng = math_ops.where(rng > 0, rng, array_ops.ones_like(rng))
     num = r_max * (g - b) + g_max * (b - r) + b_max * (r - g)
-    d_num = [g_max - b_max, b_max - r_max, r_max - g_max]
+    d_num = [b_max - g_max, r_max - b_max, g_max - r_max]
     for i in range(3):
         d_rng = d_max[i] - d_min[i]
         dh_dc = (d_num[i] * safe_rng - num * d_rng) / (6 * safe_rng * safe_rng)

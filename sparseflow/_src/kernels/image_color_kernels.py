@@ -27,7 +27,8 @@ def _check_rgb(x):
     if x.ndim < 1:
         raise _invalid(f"input must be at least 1D{_dims(x.shape)}")
     if x.shape[-1] != 3:
-        raise _invalid(f"input must have 3 channels but input only has {x.shape[-1]} channels.")
+        raise errors.FailedPreconditionError(None, None, f"input must have 3 channels but input only has "
+                                                         f"{x.shape[-1]} channels.")
 
 
 def rgb_to_hsv(rgb):

@@ -24,6 +24,7 @@ from sparseflow._src.framework.graph import name_scope
 from sparseflow._src.framework.op_def import register_op
 from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.framework.tensor_conversion import convert_to_tensor
+from sparseflow._src.framework.tensor_shape import TensorShape
 from sparseflow._src.ops import array_ops, core_ops, math_ops, random_ops
 from sparseflow._src.ops.image_checks import assert_at_least_3d, assert_grayscale, assert_that, with_dependencies
 
@@ -35,9 +36,11 @@ __all__ = ["convert_image_dtype", "per_image_standardization", "adjust_brightnes
 
 def _rgb_shape(op):
     shape = op.inputs[0].shape.with_rank_at_least(1)
-    if shape.ndims is not None and shape.dims[-1].value not in (None, 3):
+    if shape.ndims is None:
+        return [shape]
+    if shape.dims[-1].value not in (None, 3):
         raise ValueError(f"{op.type}: the last dimension must be size 3, got shape {shape}")
-    return [shape]
+    return [TensorShape(shape.as_list()[:-1] + [3])]
 
 
 def _adjust_shape(op):
@@ -205,8 +208,7 @@ def rgb_to_grayscale(images, name=None):
         images = convert_to_tensor(images, name="images")
         orig = images.dtype.base_dtype
         flt = convert_image_dtype(images, dtypes.float32)
-        gray = math_ops.tensordot(flt, [0.2989, 0.5870, 0.1140], [-1, -1])
-        gray = array_ops.expand_dims(gray, -1)
+        gray = array_ops.expand_dims(_dot_last_axis(flt, [0.2989, 0.5870, 0.1140]), -1)
         return convert_image_dtype(gray, orig, name=scope)
 
 
@@ -240,12 +242,22 @@ _RGB_TO_YUV = [[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.5149651
 _YUV_TO_RGB = [[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]]
 
 
+def _dot_last_axis(x, weights):
+    """``x`` contracted with ``weights`` over its last axis: ``tensordot`` as TensorFlow builds it, or
+    (at unknown rank) a MatMul between dynamic reshapes."""
+    if x.shape.ndims is not None:
+        return math_ops.tensordot(x, weights, [-1, -1])
+    w = convert_to_tensor(weights, dtype=x.dtype)
+    flat = math_ops.matmul(array_ops.reshape(x, [-1, 3]), array_ops.reshape(w, [3, 1]))
+    return array_ops.reshape(flat, array_ops.shape(x)[:-1])
+
+
 def _color_matrix(images, matrix):
     images = convert_to_tensor(images, name="images")
     kernel = convert_to_tensor(matrix, dtype=images.dtype, name="kernel")
     ndims = images.shape.ndims
     if ndims is None:
-        raise ValueError("images must have a known rank")
+        raise TypeError("images must have a known rank (the color axis is the last one)")
     return math_ops.tensordot(images, kernel, axes=[[ndims - 1], [0]])
 
 

@@ -69,6 +69,19 @@ ENTRIES = [
         Sample("crops_too_big", {"input": regular(4, 1, 1, 1), "block_shape": i32([2, 2]),
                                  "crops": i32([[2, 1], [0, 0]])}, grad=False),
     ], dtypes=ANY_TYPE),
+    OpEntry("SpaceToBatch", [
+        Sample("square", {"input": regular(1, 4, 6, 1), "paddings": i32([[0, 0], [1, 1]])}, {"block_size": 2},
+               fd=True),
+        Sample("empty_batch", {"input": empty(0, 2, 2, 1), "paddings": i32([[0, 0], [0, 0]])}, {"block_size": 2}),
+        Sample("rank3", {"input": regular(4, 4, 1), "paddings": i32([[0, 0], [0, 0]])}, {"block_size": 2},
+               grad=False),
+    ], dtypes=ANY_TYPE),
+    OpEntry("BatchToSpace", [
+        Sample("square", {"input": regular(4, 2, 3, 1), "crops": i32([[0, 0], [1, 1]])}, {"block_size": 2}, fd=True),
+        Sample("empty_batch", {"input": empty(0, 2, 2, 1), "crops": i32([[0, 0], [0, 0]])}, {"block_size": 2}),
+        Sample("batch_not_divisible", {"input": regular(3, 2, 2, 1), "crops": i32([[0, 0], [0, 0]])},
+               {"block_size": 2}, grad=False),
+    ], dtypes=ANY_TYPE),
     OpEntry("SpaceToBatchND", [
         Sample("square", {"input": regular(1, 4, 6, 1), "paddings": i32([[0, 0], [1, 1]])}, {"block_size": 2}),
         Sample("empty_batch", {"input": empty(0, 2, 2, 1), "paddings": i32([[0, 0], [0, 0]])}, {"block_size": 2}),
