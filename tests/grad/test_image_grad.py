@@ -4,7 +4,8 @@ so the op database's float64 finite-difference check cannot reach them.
 The resizes are linear in the image: a gradient op is their adjoint exactly when
 ``<u, R(x)> == <R^T(u), x>`` for random ``x`` and ``u`` (computed in float64 from float32 values), and
 the gradient of a gradient op is then the resize again. AdjustContrastv2 is checked by central
-differences in float32 with a wide step.
+differences in float32 with a wide step, and so are CropAndResize's box gradients (its image gradient
+is checked as an adjoint, CropAndResize being linear in the image).
 """
 
 from __future__ import annotations
@@ -67,3 +68,25 @@ def test_extract_image_patches_gradient_counts_each_pixel_once_per_patch():
         p = tf.extract_image_patches(x, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
         g = sess.run(tf.gradients(tf.reduce_sum(p), x)[0])[0, :, :, 0]
     np.testing.assert_array_equal(g, [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+
+
+def test_crop_and_resize_gradients():
+    rng = np.random.default_rng(2)
+    image0 = rng.standard_normal((2, 6, 7, 2)).astype(np.float32)
+    boxes0 = np.array([[0.13, 0.21, 0.77, 0.88], [0.31, 0.05, 0.62, 0.52]], np.float32)
+    u = rng.standard_normal((2, 4, 3, 2)).astype(np.float32)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        image = tf.placeholder(tf.float32, image0.shape)
+        boxes = tf.placeholder(tf.float32, boxes0.shape)
+        crops = tf.image.crop_and_resize(image, boxes, [1, 0], [4, 3])
+        d_image, d_boxes = tf.gradients(crops, [image, boxes], grad_ys=tf.constant(u))
+        feed = {image: image0, boxes: boxes0}
+        crops_v, d_image_v, d_boxes_v = sess.run([crops, d_image, d_boxes], feed)
+        assert np.isclose(np.sum(u.astype(np.float64) * crops_v), np.sum(d_image_v.astype(np.float64) * image0),
+                          rtol=1e-5)
+        v = rng.standard_normal(boxes0.shape).astype(np.float32)
+        h = 1e-3  # small enough to stay inside every pixel cell the boxes sample
+        plus = sess.run(crops, {image: image0, boxes: boxes0 + h * v})
+        minus = sess.run(crops, {image: image0, boxes: boxes0 - h * v})
+    numeric = np.sum(u.astype(np.float64) * (plus.astype(np.float64) - minus)) / (2 * h)
+    assert np.isclose(np.sum(d_boxes_v * v), numeric, rtol=2e-3)

@@ -71,7 +71,8 @@ FD_ELSEWHERE = {
     **{op: "no float64 kernel (TensorFlow's OpDef): tests/grad/cases_nn.py" for op in (
         "FusedBatchNormV3", "FusedBatchNormGradV3", "LRN")},
     **{op: "float32 outputs or incoming gradients (TensorFlow's OpDef): tests/grad/test_image_grad.py" for op in (
-        "ResizeBilinear", "ResizeBicubic", "ResizeBilinearGrad", "ResizeBicubicGrad", "AdjustContrastv2")},
+        "ResizeBilinear", "ResizeBicubic", "ResizeBilinearGrad", "ResizeBicubicGrad", "AdjustContrastv2",
+        "CropAndResize")},
 }
 
 

@@ -231,6 +231,26 @@ def _hsv_to_rgb_grad(op, grad):
     return [array_ops.stack([dh, ds, dv], axis=-1)]
 
 
-for _op_type in ("DecodePng", "DecodeJpeg", "DecodeAndCropJpeg", "DecodeBmp", "DecodeGif", "DecodeImage", "EncodePng",
+@RegisterGradient("CropAndResize")
+def _crop_and_resize_grad(op, grad):
+    """The image gradient (float images only) and the boxes' gradient (bilinear sampling's)."""
+    image = op.inputs[0]
+    if image.shape.is_fully_defined():
+        image_shape = image.shape.as_list()
+    else:
+        image_shape = array_ops.shape(image)
+    grad_image = None
+    if image.dtype.base_dtype in (dtypes.float16, dtypes.float32, dtypes.float64):
+        grad_image = apply_op("CropAndResizeGradImage", [grad, op.inputs[1], op.inputs[2], image_shape],
+                              {"T": image.dtype.base_dtype, "method": _attr(op, "method")}).outputs[0]
+    grad_boxes = apply_op("CropAndResizeGradBoxes", [grad, image, op.inputs[1], op.inputs[2]]).outputs[0]
+    return [grad_image, grad_boxes, None, None]
+
+
+for _op_type in ("CropAndResizeGradImage", "CropAndResizeGradBoxes", "NonMaxSuppression", "NonMaxSuppressionV2",
+                 "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
+                 "NonMaxSuppressionWithOverlaps", "DrawBoundingBoxes", "DrawBoundingBoxesV2",
+                 "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2", "ExtractGlimpse", "ExtractGlimpseV2",
+                 "DecodePng", "DecodeJpeg", "DecodeAndCropJpeg", "DecodeBmp", "DecodeGif", "DecodeImage", "EncodePng",
                  "EncodeJpeg", "EncodeJpegVariableQuality", "ExtractJpegShape"):
     NotDifferentiable(_op_type)
