@@ -11,7 +11,7 @@ Example:
     >>> import sparseflow as tf
     >>> with tf.Graph().as_default(), tf.Session() as sess:
     ...     x = tf.ones([1, 2, 2, 1])
-    ...     y = tf.image.resize_bilinear(x, [4, 4])
+    ...     y = tf.image.resize_bilinear(x, [4, 4], half_pixel_centers=True)
     ...     print(sess.run(tf.gradients(tf.reduce_sum(y), x)[0])[0, :, :, 0])
     [[4. 4.]
      [4. 4.]]

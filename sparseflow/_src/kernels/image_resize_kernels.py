@@ -4,8 +4,8 @@ the gradient ops of the first three.
 Sampling positions and weights are computed in float32 exactly as TensorFlow's kernels compute them
 (its scale ``in / out``, or ``(in - 1) / (out - 1)`` with ``align_corners``; half-pixel centers), so
 the forward results are TensorFlow's; the pixels are gathered with NumPy fancy indexing, one array
-operation per tap. The gradients add each incoming value, times its tap weights, onto the tap's
-input pixel.
+loop per output pixel (numba), with TensorFlow's float32 arithmetic in its order. The gradients add each
+incoming value, times its tap weights, onto the tap's input pixel.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 
 _F32 = np.float32
@@ -120,20 +121,45 @@ def _cubic_taps(in_size, out_size, align_corners, half_pixel):
     return index, weights.astype(_F32)
 
 
-def _area_weights(in_size, out_size, align_corners):
-    """The [out, in] float32 matrix of the part of each input cell that each output cell covers."""
+def _area_cells(in_size, out_size, align_corners):
+    """(indices [out, K], float32 weights [out, K], scale): the input cells each output cell covers and
+    the part of each it covers (TensorFlow's ``start_scale`` / 1 / ``end_minus_one_scale``), padded
+    with weight 0."""
     scale = resize_scale(in_size, out_size, align_corners)
-    weights = np.zeros((out_size, in_size), np.float64)
+    spans = []
     for o in range(out_size):
         start, end = _F32(o) * scale, _F32(o + 1) * scale
+        cells = []
         for i in range(int(np.floor(start)), int(np.ceil(end))):
             lo, hi = _F32(i), _F32(i + 1)
             if i < start:
                 w = scale if hi > end else hi - start
             else:
                 w = end - lo if hi > end else _F32(1.0)
-            weights[o, min(max(i, 0), in_size - 1)] += float(_F32(w))
-    return weights, scale
+            cells.append((min(max(i, 0), in_size - 1), _F32(w)))
+        spans.append(cells)
+    k = max(len(c) for c in spans)
+    index = np.zeros((out_size, k), np.int64)
+    weight = np.zeros((out_size, k), _F32)
+    for o, cells in enumerate(spans):
+        for j, (i, w) in enumerate(cells):
+            index[o, j], weight[o, j] = i, w
+    return index, weight, scale
+
+
+@cached_njit(nogil=True)
+def _area_loop(x, yi, yw, xi, xw, scale, out):  # pragma: no cover - compiled
+    for b in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                for c in range(out.shape[3]):
+                    total = np.float32(0.0)
+                    for k in range(yi.shape[1]):
+                        across = np.float32(0.0)
+                        for m in range(xi.shape[1]):
+                            across += x[b, yi[i, k], xi[j, m], c] * xw[j, m]
+                        total += across * yw[i, k]
+                    out[b, i, j, c] = total * scale
 
 
 def _linear_pairs(in_size, out_size, align_corners, half_pixel):
@@ -146,21 +172,56 @@ def scatter_taps(grads, rows, cols, in_h, in_w, out_dtype, product_dtype):
     """The gradient of a separable resize: each incoming value times its row and column tap weights (in
     ``product_dtype``, as TensorFlow's kernels multiply), added onto the tap's input pixel."""
     (yi, yw), (xi, xw) = rows, cols
-    g = np.asarray(grads).astype(product_dtype)
+    g = np.ascontiguousarray(np.asarray(grads), dtype=product_dtype)
     yw, xw = yw.astype(product_dtype), xw.astype(product_dtype)
     b, _, _, c = g.shape
     acc = np.zeros((b, in_h, in_w, c), np.float64)
-    for ky in range(yi.shape[1]):
-        gy = g * yw[None, :, ky, None, None]
-        for kx in range(xi.shape[1]):
-            contrib = (gy * xw[None, None, :, kx, None]).astype(out_dtype).astype(np.float64)
-            np.add.at(acc, (slice(None), yi[:, ky][:, None], xi[:, kx][None, :]), contrib)
+    _scatter_loop(g, np.ascontiguousarray(yi), yw, np.ascontiguousarray(xi), xw, acc)
     return acc.astype(out_dtype)
 
 
-def apply_separable(x, wy, wx):
-    """``out[b, i, j, c] = sum wy[i, y] * x[b, y, x, c] * wx[j, x]`` in float64."""
-    return np.einsum("iy,byxc,jx->bijc", wy, x.astype(np.float64), wx, optimize=True)
+@cached_njit(nogil=True)
+def _bilinear_loop(x, ylo, yhi, yl, xlo, xhi, xl, out):  # pragma: no cover - compiled
+    for b in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            t, d, ly = ylo[i], yhi[i], yl[i]
+            for j in range(out.shape[2]):
+                left, right, lx = xlo[j], xhi[j], xl[j]
+                for c in range(out.shape[3]):
+                    tl, tr = x[b, t, left, c], x[b, t, right, c]
+                    bl, br = x[b, d, left, c], x[b, d, right, c]
+                    top = tl + (tr - tl) * lx
+                    bottom = bl + (br - bl) * lx
+                    out[b, i, j, c] = top + (bottom - top) * ly
+
+
+@cached_njit(nogil=True)
+def _cubic_loop(x, yi, yw, xi, xw, out):  # pragma: no cover - compiled
+    for b in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                for c in range(out.shape[3]):
+                    total = np.float32(0.0)
+                    for k in range(4):
+                        row = yi[i, k]
+                        across = np.float32(0.0)
+                        for m in range(4):
+                            across += x[b, row, xi[j, m], c] * xw[j, m]
+                        total += across * yw[i, k]
+                    out[b, i, j, c] = total
+
+
+@cached_njit(nogil=True)
+def _scatter_loop(g, yi, yw, xi, xw, acc):  # pragma: no cover - compiled
+    for b in range(g.shape[0]):
+        for i in range(g.shape[1]):
+            for j in range(g.shape[2]):
+                for c in range(g.shape[3]):
+                    gv = g[b, i, j, c]
+                    for k in range(yi.shape[1]):
+                        gy = gv * yw[i, k]
+                        for m in range(xi.shape[1]):
+                            acc[b, yi[i, k], xi[j, m], c] += np.float64(gy * xw[j, m])
 
 
 # ---------------------------------------------------------------- forward kernels
@@ -174,14 +235,12 @@ def _resize_bilinear(node):
 
     def compute(images, size):
         b, h, w, c, oh, ow = _check_images(images, size, align, half)
-        x = np.asarray(images).astype(_F32)
+        x = np.ascontiguousarray(np.asarray(images), dtype=_F32)
         ylo, yhi, ylerp = _linear_taps(h, oh, align, half)
         xlo, xhi, xlerp = _linear_taps(w, ow, align, half)
-        top, bottom = x[:, ylo], x[:, yhi]
-        xl = xlerp[None, None, :, None]
-        top = top[:, :, xlo] + (top[:, :, xhi] - top[:, :, xlo]) * xl
-        bottom = bottom[:, :, xlo] + (bottom[:, :, xhi] - bottom[:, :, xlo]) * xl
-        return (top + (bottom - top) * ylerp[None, :, None, None]).astype(_F32)
+        out = np.empty((b, oh, ow, c), _F32)
+        _bilinear_loop(x, ylo, yhi, ylerp, xlo, xhi, xlerp, out)
+        return out
 
     return compute
 
@@ -204,19 +263,12 @@ def _resize_bicubic(node):
 
     def compute(images, size):
         b, h, w, c, oh, ow = _check_images(images, size, align, half)
-        x = np.asarray(images).astype(_F32)
+        x = np.ascontiguousarray(np.asarray(images), dtype=_F32)
         yi, yw = _cubic_taps(h, oh, align, half)
         xi, xw = _cubic_taps(w, ow, align, half)
-        rows = None  # interpolate along x on the four source rows, then along y
-        for k in range(4):
-            row = x[:, yi[:, k]]
-            across = None
-            for j in range(4):
-                term = row[:, :, xi[:, j]] * xw[None, None, :, j, None]
-                across = term if across is None else across + term
-            term = across * yw[None, :, k, None, None]
-            rows = term if rows is None else rows + term
-        return rows.astype(_F32)
+        out = np.empty((b, oh, ow, c), _F32)
+        _cubic_loop(x, yi, yw, xi, xw, out)
+        return out
 
     return compute
 
@@ -227,10 +279,11 @@ def _resize_area(node):
 
     def compute(images, size):
         b, h, w, c, oh, ow = _check_images(images, size, align, False)
-        wy, sy = _area_weights(h, oh, align)
-        wx, sx = _area_weights(w, ow, align)
-        scale = np.float64(_F32(1.0) / (sy * sx))
-        return (apply_separable(np.asarray(images), wy, wx) * scale).astype(_F32)
+        yi, yw, sy = _area_cells(h, oh, align)
+        xi, xw, sx = _area_cells(w, ow, align)
+        out = np.empty((b, oh, ow, c), _F32)
+        _area_loop(np.ascontiguousarray(np.asarray(images), dtype=_F32), yi, yw, xi, xw, _F32(1.0) / (sy * sx), out)
+        return out
 
     return compute
 

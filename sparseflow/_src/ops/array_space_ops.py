@@ -26,7 +26,7 @@ from sparseflow._src.ops import array_ops
 
 __all__ = ["space_to_depth", "depth_to_space", "space_to_batch", "space_to_batch_nd", "batch_to_space",
            "batch_to_space_nd", "extract_image_patches", "extract_volume_patches",
-           "required_space_to_batch_paddings"]
+           "required_space_to_batch_paddings"]  # and tf.image.extract_patches, exported by sparseflow.image
 
 _PATCH_T = ("{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, complex64, "
             "complex128, bool}")
@@ -266,6 +266,11 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     attrs = {"ksizes": _int_list(ksizes, "sizes"), "strides": _int_list(strides, "strides"),
              "rates": _int_list(rates, "rates"), "padding": padding}
     return apply_op("ExtractImagePatches", [images], attrs, name=name).outputs[0]
+
+
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """``tf.image.extract_patches``: ``extract_image_patches`` with TensorFlow 2's argument names."""
+    return extract_image_patches(images, sizes, strides, rates, padding, name=name)
 
 
 def extract_volume_patches(input, ksizes, strides, padding, name=None):  # noqa: A002

@@ -8,7 +8,7 @@ Example:
     ...     print(sess.run(tf.image.total_variation(a)))
     ...     print(round(float(sess.run(tf.image.psnr(a, a * 0.9, max_val=1.0))[0]), 3))
     [2.]
-    24.559
+    24.26
 """
 
 from __future__ import annotations
