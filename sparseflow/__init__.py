@@ -26,6 +26,7 @@ from sparseflow import (
     flags,
     gfile,
     graph_util,
+    image,
     initializers,
     io,
     layers,
@@ -102,11 +103,13 @@ from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
 from sparseflow._src.ops.accumulator_ops import *
 from sparseflow._src.ops.array_ops import *
+from sparseflow._src.ops.array_space_ops import *
 from sparseflow._src.ops.check_ops import *
 from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
+from sparseflow._src.ops.image_geometry_ops import random_crop
 from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name

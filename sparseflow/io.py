@@ -4,6 +4,18 @@
 from sparseflow._src.data.record_io import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
 from sparseflow._src.framework.file_io import io_gfile as gfile
 from sparseflow._src.framework.file_io import write_graph
+from sparseflow._src.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    extract_jpeg_shape,
+    is_jpeg,
+)
 from sparseflow._src.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,

@@ -3,6 +3,7 @@
 # ruff: noqa: F401, F403
 from sparseflow import _nn_rnn_cell as rnn_cell
 from sparseflow._src.layers.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn, static_rnn
+from sparseflow._src.ops.array_space_ops import depth_to_space, space_to_batch, space_to_depth
 from sparseflow._src.ops.candidate_sampling_ops import *
 from sparseflow._src.ops.nn_activation_ops import *
 from sparseflow._src.ops.nn_conv3d_ops import *

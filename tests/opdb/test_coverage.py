@@ -110,8 +110,13 @@ def _candidates(want):
 
 
 # Differentiable ops without a float64 or complex128 finite-difference sample, and where they are checked instead.
-FD_ELSEWHERE = {op: "no float64 kernel (TensorFlow's OpDef): tests/grad/cases_nn.py" for op in (
-    "FusedBatchNormV3", "FusedBatchNormGradV3", "LRN")}
+FD_ELSEWHERE = {
+    **{op: "no float64 kernel (TensorFlow's OpDef): tests/grad/cases_nn.py" for op in (
+        "FusedBatchNormV3", "FusedBatchNormGradV3", "LRN")},
+    **{op: "float32 outputs or incoming gradients (TensorFlow's OpDef): tests/grad/test_image_grad.py" for op in (
+        "ResizeBilinear", "ResizeBicubic", "ResizeBilinearGrad", "ResizeBicubicGrad", "AdjustContrastv2",
+        "CropAndResize")},
+}
 
 
 def test_every_differentiable_op_has_a_finite_difference_sample():
