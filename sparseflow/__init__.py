@@ -14,6 +14,7 @@ Example:
 # ruff: noqa: F401, F403
 from sparseflow import (
     app,
+    bitwise,
     client,
     compat,
     contrib,
@@ -33,6 +34,7 @@ from sparseflow import (
     logging,
     lookup,
     losses,
+    manip,
     math,
     metrics,
     models,
@@ -97,10 +99,13 @@ from sparseflow._src.framework.tensor_conversion import (
 )
 from sparseflow._src.framework.tensor_shape import Dimension, TensorShape, dimension_value
 from sparseflow._src.grad.gradients_impl import *
+from sparseflow._src.grad.pass_through import grad_pass_through, no_gradient
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
 from sparseflow._src.ops.accumulator_ops import *
+from sparseflow._src.ops.api_compat import *
+from sparseflow._src.ops.array_manip_ops import *
 from sparseflow._src.ops.array_ops import *
 from sparseflow._src.ops.check_ops import *
 from sparseflow._src.ops.clip_ops import *
@@ -112,6 +117,15 @@ from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_einsum import einsum, searchsorted
+from sparseflow._src.ops.math_misc_ops import (
+    cross,
+    edit_distance,
+    fingerprint,
+    floor_div,
+    histogram_fixed_width,
+    histogram_fixed_width_bins,
+    timestamp,
+)
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
@@ -121,6 +135,7 @@ from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.script_ops import *
+from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *

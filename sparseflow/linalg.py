@@ -17,3 +17,4 @@ from sparseflow._src.ops.math_linalg import matrix_inverse as inv
 from sparseflow._src.ops.math_linalg import matrix_set_diag as set_diag
 from sparseflow._src.ops.math_matmul import matmul, tensordot
 from sparseflow._src.ops.nn_norm_ops import l2_normalize
+from sparseflow._src.ops.math_misc_ops import cross

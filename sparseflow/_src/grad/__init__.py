@@ -2,6 +2,7 @@
 
 from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient functions
     array_grad,
+    array_manip_grad,
     collective_grad,
     control_flow_grad,
     data_flow_grad,
@@ -11,6 +12,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     lookup_grad,
     math_grad,
     nn_grad,
+    pass_through,
     sparse_grad,
     state_random_grad,
     string_grad,

@@ -3,6 +3,7 @@
 from sparseflow._src.kernels import (  # noqa: F401 - imported to register kernels
     accumulator_kernels,
     array_kernels,
+    array_manip_kernels,
     candidate_sampler_kernels,
     collective_kernels,
     constant_kernels,
@@ -18,6 +19,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     lookup_kernels,
     math_einsum_kernels,
     math_kernels,
+    math_misc_kernels,
     nn_conv3d_kernels,
     nn_kernels,
     parsing_kernels,
