@@ -117,6 +117,7 @@ from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
 from sparseflow._src.ops.math_einsum import einsum, searchsorted
+from sparseflow._src.ops.math_linalg_solve import *
 from sparseflow._src.ops.math_misc_ops import (
     cross,
     edit_distance,

@@ -11,6 +11,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     logging_grad,
     lookup_grad,
     math_grad,
+    math_grad_linalg_solve,
     nn_grad,
     pass_through,
     sparse_grad,

@@ -19,6 +19,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     lookup_kernels,
     math_einsum_kernels,
     math_kernels,
+    math_linalg_solve_kernels,
     math_misc_kernels,
     nn_conv3d_kernels,
     nn_kernels,

@@ -369,8 +369,13 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     with g.name_scope(name or "matrix_transpose"):
         a = convert_to_tensor(a, name="a")
         r = a.shape.ndims
-        if r is None:
-            raise ValueError("matrix_transpose needs the rank of its input to be known statically")
+        if r is None:  # the permutation is computed when the graph runs, as TensorFlow does
+            from sparseflow._src.ops.array_fill_ops import range as range_
+            from sparseflow._src.ops.array_join_ops import concat
+
+            a_rank = rank(a)
+            perm = concat((range_(0, a_rank - 2, 1), [a_rank - 1, a_rank - 2]), 0)
+            return transpose(a, perm, conjugate=conjugate)
         if r < 2:
             raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} "
                              f"with shape: {a.shape}")
