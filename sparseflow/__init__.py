@@ -128,12 +128,14 @@ from sparseflow._src.ops.math_misc_ops import (
     timestamp,
 )
 from sparseflow._src.ops.math_ops import *
+from sparseflow._src.ops.math_special_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.parsing_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
 from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *
+from sparseflow._src.ops.random_gamma_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sort_ops import *

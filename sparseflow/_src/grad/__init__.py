@@ -12,6 +12,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     lookup_grad,
     math_grad,
     math_grad_linalg_solve,
+    math_grad_special,
     nn_grad,
     pass_through,
     sparse_grad,
