@@ -17,10 +17,12 @@ from sparseflow import (
     bitwise,
     client,
     compat,
+    config,
     contrib,
     data,
     debugging,
     distribute,
+    dtypes,
     embedding,
     errors,
     feature_column,
@@ -38,6 +40,7 @@ from sparseflow import (
     math,
     metrics,
     models,
+    nest,
     nn,
     python_io,
     queue,
@@ -47,14 +50,17 @@ from sparseflow import (
     sparse,
     strings,
     summary,
+    sysconfig,
     test,
     train,
+    version,
 )
 from sparseflow._src import distributed as _distributed  # registers grpc:// session targets
 from sparseflow._src import kernels as _kernels  # registers every kernel
 from sparseflow._src.data.dataset_structure import SparseTensorSpec, TensorSpec
 from sparseflow._src.framework.api_graph import *
 from sparseflow._src.framework.default_session import get_default_session
+from sparseflow._src.framework.device_spec import DeviceSpec
 from sparseflow._src.framework.dtypes import (
     DType,
     as_dtype,
@@ -145,6 +151,17 @@ from sparseflow._src.ops.string_ops import *
 from sparseflow._src.ops.template import make_template
 from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
+from sparseflow._src.platform.build_info import (
+    COMPILER_VERSION,
+    CXX11_ABI_FLAG,
+    CXX_VERSION,
+    GIT_VERSION,
+    GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER,
+    GRAPH_DEF_VERSION_MIN_PRODUCER,
+    MONOLITHIC_BUILD,
+    VERSION,
+)
 from sparseflow._src.runtime.session import InteractiveSession, Session
 from sparseflow._src.training.metrics.confusion_matrix import confusion_matrix
 from sparseflow._src.version import __version__ as __version__
