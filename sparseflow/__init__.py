@@ -47,7 +47,9 @@ from sparseflow import (
     random,
     raw_ops,
     saved_model,
+    signal,
     sparse,
+    spectral,
     strings,
     summary,
     sysconfig,
@@ -146,6 +148,7 @@ from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_ops import *
+from sparseflow._src.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *
 from sparseflow._src.ops.template import make_template

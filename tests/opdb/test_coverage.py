@@ -70,6 +70,8 @@ FD_ELSEWHERE = {
                                                                   "Real")},
     **{op: "no float64 kernel (TensorFlow's OpDef): tests/grad/cases_nn.py" for op in (
         "FusedBatchNormV3", "FusedBatchNormGradV3", "LRN")},
+    **{op + rank: "complex-valued: tests/grad/test_spectral_grad.py" for op in ("FFT", "IFFT", "RFFT", "IRFFT")
+       for rank in ("", "2D", "3D")},
     "RandomGamma": "a sample is not a smooth function of alpha at a fixed seed: tests/grad/test_special_grad.py "
                    "checks the implicit derivative against the quantile function's",
 }

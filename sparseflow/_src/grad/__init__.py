@@ -16,6 +16,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     nn_grad,
     pass_through,
     sparse_grad,
+    spectral_grad,
     state_random_grad,
     string_grad,
 )

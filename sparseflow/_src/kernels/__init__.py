@@ -31,6 +31,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     script_kernels,
     sendrecv_kernels,
     sparse_kernels,
+    spectral_kernels,
     state_kernels,
     string_kernels,
     summary_kernels,
