@@ -47,6 +47,7 @@ from sparseflow import (
     random,
     raw_ops,
     saved_model,
+    sets,
     signal,
     sparse,
     spectral,

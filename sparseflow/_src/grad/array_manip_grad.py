@@ -1,6 +1,6 @@
 """Gradients of Roll, the TensorScatter* family and Cross; the index, bit and hashing ops of
-``array_manip_ops`` / ``math_misc_ops`` are NotDifferentiable (as in TensorFlow, which has no
-gradient for them).
+``array_manip_ops`` / ``math_misc_ops`` and the set operations are NotDifferentiable (as in
+TensorFlow, which has no gradient for them).
 
 Example:
     >>> import sparseflow as tf
@@ -72,4 +72,8 @@ def _cross_grad(op, grad):
 
 for _op_type in ("UnravelIndex", "Bitcast", "GuaranteeConst", "ParallelConcat", "HistogramFixedWidth",
                  "Fingerprint", "Timestamp", "EditDistance", "LeftShift", "RightShift"):
+    NotDifferentiable(_op_type)
+
+# Set operations (sets_ops) produce and count values: nothing to differentiate.
+for _op_type in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperation", "SparseToSparseSetOperation"):
     NotDifferentiable(_op_type)
