@@ -8,11 +8,8 @@ Example:
 """
 
 # ruff: noqa: F401
-from sparseflow._src.ops.sets_ops import set_difference
+from sparseflow._src.ops.sets_ops import set_difference, set_intersection, set_size, set_union
 from sparseflow._src.ops.sets_ops import set_difference as difference
-from sparseflow._src.ops.sets_ops import set_intersection
 from sparseflow._src.ops.sets_ops import set_intersection as intersection
-from sparseflow._src.ops.sets_ops import set_size
 from sparseflow._src.ops.sets_ops import set_size as size
-from sparseflow._src.ops.sets_ops import set_union
 from sparseflow._src.ops.sets_ops import set_union as union

@@ -74,8 +74,9 @@ def _result(batch, rows_a, rows_b, operation, dtype):
             values.append(v)
     rank = len(batch) + 1
     idx = np.array(indices, dtype=np.int64).reshape(len(indices), rank)
-    vals = np.empty(len(values), dtype=object) if dtype == object else np.array(values, dtype=dtype)
-    if dtype == object:
+    strings = np.dtype(dtype).kind == "O"
+    vals = np.empty(len(values), dtype=object) if strings else np.array(values, dtype=dtype)
+    if strings:
         vals[:] = values
     return idx, vals, np.array(list(batch) + [width], dtype=np.int64)
 
