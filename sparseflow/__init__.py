@@ -121,6 +121,7 @@ from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
+from sparseflow._src.ops.file_ops import *
 from sparseflow._src.ops.init_ops import *
 from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name

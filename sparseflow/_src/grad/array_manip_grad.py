@@ -77,3 +77,8 @@ for _op_type in ("UnravelIndex", "Bitcast", "GuaranteeConst", "ParallelConcat", 
 # Set operations (sets_ops) produce and count values: nothing to differentiate.
 for _op_type in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperation", "SparseToSparseSetOperation"):
     NotDifferentiable(_op_type)
+
+# File and byte ops (file_ops): strings in or out.
+for _op_type in ("ReadFile", "WriteFile", "MatchingFiles", "DecodeRaw", "DecodeCompressed", "SerializeTensor",
+                 "ParseTensor"):
+    NotDifferentiable(_op_type)

@@ -13,6 +13,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     embedding_kernels,
     embedding_restore,
     feature_kernels,
+    file_kernels,
     fused_kernels,
     io_kernels,
     logging_kernels,
