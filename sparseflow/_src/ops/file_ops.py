@@ -8,7 +8,8 @@ Example:
     >>> import sparseflow as tf
     >>> with tf.Graph().as_default(), tf.Session() as sess:
     ...     raw = tf.serialize_tensor(tf.constant([1.5, 2.0]))
-    ...     print(sess.run(tf.parse_tensor(raw, tf.float32)), sess.run(tf.decode_raw(b"\\x01\\x00\\x02\\x00", tf.int16)))
+    ...     words = tf.decode_raw(b"\\x01\\x00\\x02\\x00", tf.int16)
+    ...     print(sess.run(tf.parse_tensor(raw, tf.float32)), sess.run(words))
     [1.5 2. ] [1 2]
 """
 
