@@ -149,6 +149,7 @@ from sparseflow._src.ops.random_gamma_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sort_ops import *
+from sparseflow._src.ops.sparse_extra_ops import *
 from sparseflow._src.ops.sparse_ops import *
 from sparseflow._src.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from sparseflow._src.ops.state_ops import *

@@ -15,6 +15,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     math_grad_special,
     nn_grad,
     pass_through,
+    sparse_extra_grad,
     sparse_grad,
     spectral_grad,
     state_random_grad,

@@ -32,6 +32,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     script_kernels,
     sendrecv_kernels,
     sets_kernels,
+    sparse_extra_kernels,
     sparse_kernels,
     spectral_kernels,
     state_kernels,
