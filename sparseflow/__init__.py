@@ -147,6 +147,7 @@ from sparseflow._src.ops.partitioned_variables import *
 from sparseflow._src.ops.queue_ops import *
 from sparseflow._src.ops.random_gamma_ops import *
 from sparseflow._src.ops.random_ops import *
+from sparseflow._src.ops.reader_ops import *
 from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_extra_ops import *

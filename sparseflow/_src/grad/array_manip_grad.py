@@ -82,3 +82,9 @@ for _op_type in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperati
 for _op_type in ("ReadFile", "WriteFile", "MatchingFiles", "DecodeRaw", "DecodeCompressed", "SerializeTensor",
                  "ParseTensor"):
     NotDifferentiable(_op_type)
+
+# Readers (reader_ops) produce strings from files.
+for _op_type in ("TextLineReaderV2", "TFRecordReaderV2", "WholeFileReaderV2", "IdentityReaderV2",
+                 "FixedLengthRecordReaderV2", "ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
+                 "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2"):
+    NotDifferentiable(_op_type)

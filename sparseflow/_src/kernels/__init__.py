@@ -29,6 +29,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     queue_kernels,
     random_gamma_kernels,
     random_kernels,
+    reader_kernels,
     script_kernels,
     sendrecv_kernels,
     sets_kernels,
