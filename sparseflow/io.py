@@ -4,6 +4,15 @@
 from sparseflow._src.data.record_io import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
 from sparseflow._src.framework.file_io import io_gfile as gfile
 from sparseflow._src.framework.file_io import write_graph
+from sparseflow._src.ops.file_ops import (
+    decode_compressed,
+    decode_raw,
+    matching_files,
+    parse_tensor,
+    read_file,
+    serialize_tensor,
+    write_file,
+)
 from sparseflow._src.ops.image_codec_ops import (
     decode_and_crop_jpeg,
     decode_bmp,
@@ -26,3 +35,4 @@ from sparseflow._src.ops.parsing_ops import (
     parse_single_example,
 )
 from sparseflow._src.ops.queue_ops import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+from sparseflow._src.ops.sparse_extra_ops import deserialize_many_sparse, serialize_many_sparse, serialize_sparse

@@ -9,6 +9,8 @@ from sparseflow._src.ops.candidate_sampling_ops import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from sparseflow._src.ops.random_gamma_ops import random_gamma as gamma
+from sparseflow._src.ops.random_gamma_ops import random_poisson as poisson
 from sparseflow._src.ops.random_ops import categorical, get_seed, multinomial, truncated_normal
 from sparseflow._src.ops.random_ops import random_normal as normal
 from sparseflow._src.ops.random_ops import random_shuffle as shuffle

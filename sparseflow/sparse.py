@@ -14,6 +14,16 @@ from sparseflow._src.ops.accumulator_ops import SparseConditionalAccumulator
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_mean as segment_mean
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_sqrt_n as segment_sqrt_n
 from sparseflow._src.ops.nn_segment_ops import sparse_segment_sum as segment_sum
+from sparseflow._src.ops.sparse_extra_ops import sparse_mask as mask
+from sparseflow._src.ops.sparse_extra_ops import sparse_maximum as maximum
+from sparseflow._src.ops.sparse_extra_ops import sparse_merge as merge
+from sparseflow._src.ops.sparse_extra_ops import sparse_minimum as minimum
+from sparseflow._src.ops.sparse_extra_ops import sparse_reduce_max as reduce_max
+from sparseflow._src.ops.sparse_extra_ops import sparse_reduce_max_sparse as reduce_max_sparse
+from sparseflow._src.ops.sparse_extra_ops import sparse_reset_shape as reset_shape
+from sparseflow._src.ops.sparse_extra_ops import sparse_softmax as softmax
+from sparseflow._src.ops.sparse_extra_ops import sparse_split as split
+from sparseflow._src.ops.sparse_extra_ops import sparse_to_indicator as to_indicator
 from sparseflow._src.ops.sparse_ops import from_dense
 from sparseflow._src.ops.sparse_ops import sparse_add as add
 from sparseflow._src.ops.sparse_ops import sparse_concat as concat

@@ -49,8 +49,15 @@ def _differentiable_op_types():
     return sorted(out)
 
 
+# Differentiable op types whose gradient a finite difference of the op cannot check, and where it is checked.
+CHECKED_ELSEWHERE = {
+    "RandomGamma": "tests/grad/test_special_grad.py: its draws change from run to run (the implicit derivative is "
+                   "compared with the quantile function's)",
+}
+
+
 def test_every_differentiable_op_has_a_case():
-    covered = {p.values[0].op_type for p in _CASES}
+    covered = {p.values[0].op_type for p in _CASES} | set(CHECKED_ELSEWHERE)
     missing = [t for t in _differentiable_op_types() if t not in covered]
     assert not missing, (f"{len(missing)} op types have a registered gradient but no gradient check case in "
                          f"tests/grad/cases_*.py: {', '.join(missing)}")

@@ -2,6 +2,7 @@
 
 from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient functions
     array_grad,
+    array_manip_grad,
     collective_grad,
     control_flow_grad,
     data_flow_grad,
@@ -11,8 +12,13 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     logging_grad,
     lookup_grad,
     math_grad,
+    math_grad_linalg_solve,
+    math_grad_special,
     nn_grad,
+    pass_through,
+    sparse_extra_grad,
     sparse_grad,
+    spectral_grad,
     state_random_grad,
     string_grad,
 )

@@ -377,12 +377,13 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     with g.name_scope(name or "matrix_transpose"):
         a = convert_to_tensor(a, name="a")
         r = a.shape.ndims
-        if r is None:
-            rk = apply_op("Rank", [a]).outputs[0]
-            last_two = apply_op("Pack", [[apply_op("Sub", [rk, 1]).outputs[0], apply_op("Sub", [rk, 2]).outputs[0]]])
-            batch = apply_op("Range", [0, apply_op("Sub", [rk, 2]).outputs[0], 1]).outputs[0]
-            return transpose(a, apply_op("ConcatV2", [[batch, last_two.outputs[0]], 0]).outputs[0],
-                             conjugate=conjugate)
+        if r is None:  # the permutation is computed when the graph runs, as TensorFlow does
+            from sparseflow._src.ops.array_fill_ops import range as range_
+            from sparseflow._src.ops.array_join_ops import concat
+
+            a_rank = rank(a)
+            perm = concat((range_(0, a_rank - 2, 1), [a_rank - 1, a_rank - 2]), 0)
+            return transpose(a, perm, conjugate=conjugate)
         if r < 2:
             raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} "
                              f"with shape: {a.shape}")

@@ -26,7 +26,7 @@ from sparseflow._src.framework.op_def_library import apply_op
 from sparseflow._src.framework.py_function_registry import register_function
 from sparseflow._src.framework.tensor_shape import unknown_shape
 
-__all__ = ["py_func", "numpy_function"]
+__all__ = ["py_func", "numpy_function", "py_function"]
 
 for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
     register_op(_op_type, inputs=["input: Tin"], outputs=["output: Tout"],
@@ -56,3 +56,31 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFl
 def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's argument name
     """``py_func`` under its TensorFlow 2 name."""
     return _py_func(func, inp, Tout, stateful, name, "PyFunc")
+
+
+register_op("EagerPyFunc", inputs=["input: Tin"], outputs=["output: Tout"],
+            attrs=["token: string", "is_async: bool = false", "Tin: list(type) >= 0", "Tout: list(type) >= 0"],
+            shape_fn=lambda op: [unknown_shape()] * len(op.outputs), is_stateful=True)
+
+
+def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's argument name
+    """An op (EagerPyFunc) calling ``func`` with its inputs as arrays that also have TensorFlow's
+    ``.numpy()``; the results are converted to ``Tout`` (Python numbers and arrays of a
+    compatible kind are cast). sparseflow has no eager mode: ``func`` computes with NumPy, not
+    with ``tf`` ops, and the op has no gradient.
+
+    Example:
+        >>> import sparseflow as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     y = tf.py_function(lambda a: a.numpy() * 2, [tf.constant([1.0, 2.0])], tf.float32)
+        ...     print(sess.run(y))
+        [2. 4.]
+    """
+    single = not isinstance(Tout, (list, tuple))
+    tout = [dtypes.as_dtype(t).base_dtype for t in ([Tout] if single else Tout)]
+    token = register_function(func, get_default_graph())
+    op = apply_op("EagerPyFunc", [list(inp)], {"token": token, "Tout": tout}, name=name or "EagerPyFunc")
+    if not op.outputs:
+        return op
+    return op.outputs[0] if single else list(op.outputs)
+

@@ -120,3 +120,21 @@ def run(main=None, argv=None):
     """Parses flags, then exits with ``main(argv)`` (``__main__.main`` when None)."""
     main = main or sys.modules["__main__"].main
     absl_app.run(main=main, argv=argv, flags_parser=_parse_flags_tolerate_undef)
+
+
+# The rest of absl.flags' public names TensorFlow's tf.flags carries (parsers, serializers, flag
+# classes, validators, help helpers): absl's own objects, so they work with the flags defined above.
+_ABSL_NAMES = [
+    "ArgumentParser", "ArgumentSerializer", "BaseListParser", "BooleanFlag", "BooleanParser", "CantOpenFlagFileError",
+    "CsvListSerializer", "DuplicateFlagError", "EnumClassFlag", "EnumClassListSerializer", "EnumClassParser",
+    "EnumClassSerializer", "EnumFlag", "EnumParser", "FlagHolder", "FlagNameConflictsWithMethodError", "FloatParser",
+    "IntegerParser", "ListParser", "ListSerializer", "MultiEnumClassFlag", "MultiFlag", "UnparsedFlagAccessError",
+    "ValidationError", "WhitespaceSeparatedListParser", "adopt_module_key_flags", "disclaim_key_flags", "doc_to_help",
+    "flag_dict_to_args", "get_help_width", "mark_bool_flags_as_mutual_exclusive", "multi_flags_validator",
+    "override_value", "set_default", "text_wrap", "validator",
+]
+for _name in _ABSL_NAMES:
+    if hasattr(absl_flags, _name):
+        globals()[_name] = getattr(absl_flags, _name)
+        __all__.append(_name)
+del _name
