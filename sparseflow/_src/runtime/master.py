@@ -362,8 +362,12 @@ def _requested_tasks(ir: GraphIR) -> list[str]:
 def _global_order(ir: GraphIR) -> list:
     """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order, but
     a collective as late as it can be: a partition's straight-line plan blocks in a collective until
-    the other members arrive, and they may need what this partition sends (their inputs, say)."""
+    the other members arrive, and they may need what this partition sends (their inputs, say). An
+    op that only starts a collective (``STARTS_EARLY``: it never blocks) goes as early as it can, so
+    that its run overlaps with the ops after it (a gradient bucket's all-reduce with the rest of
+    the backward pass)."""
     from sparseflow._src.framework.toposort import stable_toposort
+    from sparseflow._src.ops.collective_ops import STARTS_EARLY
 
     nodes = ir.nodes
     pos = {n.name: i for i, n in enumerate(nodes)}
@@ -379,7 +383,8 @@ def _global_order(ir: GraphIR) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     def rank(i):
-        return 1 if nodes[i].op.startswith("Collective") else 0
+        op = nodes[i].op
+        return -1 if op in STARTS_EARLY else 1 if op.startswith("Collective") else 0
 
     return [nodes[i] for i in stable_toposort(len(nodes), sources, rank)]
 
