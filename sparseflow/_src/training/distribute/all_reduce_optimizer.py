@@ -41,7 +41,6 @@ Example (one worker: the buckets of a small model)::
 from __future__ import annotations
 
 from sparseflow._src.framework.graph import get_default_graph
-from sparseflow._src.framework.operation import Tensor
 from sparseflow._src.grad.grad_func_graph import densify
 from sparseflow._src.ops import collective_ops, core_ops, state_ops
 from sparseflow._src.training.optimizer.optimizer import Optimizer
@@ -126,7 +125,10 @@ class AllReduceOptimizer(Optimizer):
             reduced = all_reduce_in_buckets(gv, s.num_workers, s.group_key, s.next_instance_key, s.bucket_bytes,
                                             s.collective_timeout, tables.before_last_bucket, s.task_device)
         ops = list(tables.ops)
-        if any(r is not None for r, _ in reduced):
+        dense = any(r is not None for r, _ in reduced)
+        if not dense and tables.before_last_bucket:  # no bucket to wait for them: a barrier
+            ops.append(s.step_barrier(tables.before_last_bucket))
+        if dense:
             ops.append(self._opt.apply_gradients(reduced, global_step=global_step))
         elif global_step is not None:
             with g.control_dependencies(ops), g.colocate_with(global_step):
@@ -142,6 +144,3 @@ class AllReduceOptimizer(Optimizer):
     def variables(self):
         return self._opt.variables()
 
-
-def as_op(x):
-    return x.op if isinstance(x, Tensor) else x

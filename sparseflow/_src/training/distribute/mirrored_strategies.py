@@ -53,12 +53,23 @@ import itertools
 import weakref
 from typing import NamedTuple
 
+from sparseflow._src.embedding import embedding_ops
 from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.device_spec import DeviceSpec
 from sparseflow._src.framework.graph import GraphKeys, get_default_graph
 from sparseflow._src.framework.sparse_tensor import IndexedSlices
-from sparseflow._src.ops import array_join_ops, array_ops, collective_ops, constant_op, core_ops, math_ops
-from sparseflow._src.ops.variables import Variable, local_variables_initializer
+from sparseflow._src.ops import (
+    array_index_ops,
+    array_join_ops,
+    array_ops,
+    collective_ops,
+    constant_op,
+    core_ops,
+    math_cast_select,
+    math_ops,
+    nn_segment_ops,
+)
+from sparseflow._src.ops.variables import local_variables_initializer
 from sparseflow._src.training.device_setter import replica_device_setter
 from sparseflow._src.training.distribute.all_reduce_optimizer import AllReduceOptimizer
 from sparseflow._src.training.distribute.strategy import Strategy
@@ -71,8 +82,9 @@ _BCAST_DTYPES = (dtypes.bool, dtypes.float32, dtypes.float16, dtypes.float64, dt
 
 
 class TableUpdate(NamedTuple):
-    """The table ops of one step: ``ops`` (in the train op) and ``before_last_bucket`` (ops the last
-    dense bucket's all-reduce waits for)."""
+    """The table ops of one step: ``ops`` (in the train op) and ``before_last_bucket`` (ops every
+    worker must have run before any ends the step: the last dense bucket's all-reduce waits for
+    them, or a barrier when there is no dense gradient)."""
 
     ops: list
     before_last_bucket: list
@@ -98,7 +110,6 @@ class MultiWorkerMirroredStrategy(Strategy):
         self.group_key = int(group_key)
         self.collective_timeout = float(collective_timeout)
         self._instance_keys = itertools.count(1)
-        self._table_sync: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # graph -> TableSyncStep
         self._mirror_sync: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # graph -> op
         super().__init__(cluster_resolver, **kwargs)
 
@@ -132,33 +143,52 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     # ------------------------------------------------------------------ tables
     def table_update(self, grads_and_lookups) -> TableUpdate:
-        """Synchronous by key: accumulate on the owning shards, the chief applies the average, a
-        one-number all-reduce (after the chief's apply) ends the step everywhere."""
+        """Synchronous by key, with no state between steps: every worker all-gathers the row gradients
+        (keys, gradients, counters) of every table, keeps the keys its own shard owns, and applies
+        their mean over the workers there, once (duplicate keys summed); the last dense bucket (or a
+        one-number all-reduce) waits for that push, so no worker pulls a row before its update."""
         pairs = list(grads_and_lookups)
         if not pairs:
             return TableUpdate([], [])
         _check_sharded(pairs, self)
-        from sparseflow._src.embedding.sync import TableSyncStep
-
+        by_table: dict = {}
+        for grad, lk in pairs:
+            by_table.setdefault(lk.table.name, (lk.table, []))[1].append((grad, lk))
         g = get_default_graph()
-        with g.device(self.task_device):
-            step = TableSyncStep(pairs)
-            self._table_sync[g] = step
-            counter = _local_counter("mirrored_table_step")
-            accumulate = step.accumulate(counter)
-            with g.control_dependencies([accumulate]):
-                bump = counter.assign_add(1).op
-            applied = [accumulate]
-            if self.is_chief:
-                with g.control_dependencies([accumulate]):
-                    applied = [step.apply(self.num_workers)]
-            done = self._all_done(applied, "table_step_done")
-        return TableUpdate([bump, done], [accumulate])
+        pushes, gathered = [], {}
+        with g.device(self.task_device), g.name_scope("mirrored_table_sync"):
+            for table, group in by_table.values():
+                keys = tuple(lk.keys for _, lk in group)
+                if keys not in gathered:  # tables looked up with the same keys gather them once
+                    gathered[keys] = self._gather(_concat([math_ops.cast(k, dtypes.int64) for k in keys]))
+                all_keys = gathered[keys]
+                grads = self._gather(_concat([_dense_rows(gr, lk) for gr, lk in group]))
+                counts = self._gather_optional([lk.counts for _, lk in group])
+                clicks = self._gather_optional([lk.clicks for _, lk in group])
+                mine = array_ops.reshape(math_cast_select.where(math_ops.equal(
+                    embedding_ops.part_index(all_keys, table.num_parts), self.worker_index)), [-1])
+                k, gr, c, cl, lr = table._push_inputs(_take(all_keys, mine),
+                                                      _take(grads, mine) * (1.0 / self.num_workers),
+                                                      _take(counts, mine), _take(clicks, mine), None)
+                with g.colocate_with(table.handles[self.worker_index].op):
+                    pushes.append(embedding_ops.table_push(table.handles[self.worker_index], k, gr, c, cl, lr,
+                                                           name=f"{table.name}_sync_push"))
+        return TableUpdate([], [core_ops.group(*pushes, name="mirrored_table_pushes")])
 
-    def _all_done(self, deps, name):
+    def _gather(self, t):
+        return collective_ops.all_gather(t, self.num_workers, self.group_key, self.next_instance_key(),
+                                         timeout=self.collective_timeout)
+
+    def _gather_optional(self, parts):
+        """The members' per-key counters gathered, or the empty "none" vector when no lookup has any."""
+        if all(_is_empty(p) for p in parts):
+            return parts[0]
+        return self._gather(_concat([math_ops.cast(p, dtypes.float32) for p in parts]))
+
+    def step_barrier(self, deps, name="all_workers_done"):
         """An all-reduce of one number after ``deps``: done once every worker has run its ``deps``."""
         g = get_default_graph()
-        with g.name_scope(name), g.control_dependencies(deps):
+        with g.device(self.task_device), g.name_scope(name), g.control_dependencies(deps):
             handle = collective_ops.all_reduce_start([constant_op.constant([0], dtypes.int32)], self.num_workers,
                                                      self.group_key, self.next_instance_key(),
                                                      timeout=self.collective_timeout)
@@ -195,10 +225,6 @@ class MultiWorkerMirroredStrategy(Strategy):
             by_dtype.setdefault(d, []).append(v)
         ops = []
         with g.device(self.task_device), g.name_scope("mirror_from_chief"):
-            before = []
-            step = self._table_sync.get(g)
-            if step is not None and self.is_chief:  # the tables' synchronous step starts with this session
-                before.append(step.set_global_step(0))
             for d, vs in by_dtype.items():
                 sizes = [v.get_shape().num_elements() for v in vs]
                 total = sum(sizes)
@@ -207,15 +233,14 @@ class MultiWorkerMirroredStrategy(Strategy):
                     continue
                 if self.is_chief:
                     flat = array_join_ops.concat([array_ops.reshape(v.read_value(), [-1]) for v in vs], 0)
-                    with g.control_dependencies(before):
-                        ops.append(collective_ops.broadcast_send(flat, [total], d, self.num_workers, self.group_key,
-                                                                 key, timeout=timeout).op)
+                    ops.append(collective_ops.broadcast_send(flat, [total], d, self.num_workers, self.group_key,
+                                                             key, timeout=timeout).op)
                 else:
                     flat = collective_ops.broadcast_recv([total], d, self.num_workers, self.group_key, key,
                                                          timeout=timeout)
                     parts = array_join_ops.split(flat, sizes) if len(vs) > 1 else [flat]
                     ops += [v.assign(array_ops.reshape(p, v.get_shape()), read_value=False) for v, p in zip(vs, parts)]
-            op = core_ops.group(*(ops + before), name="mirror_from_chief")
+            op = core_ops.group(*ops, name="mirror_from_chief")
         self._mirror_sync[g] = op
         return op
 
@@ -300,9 +325,23 @@ def _check_sharded(pairs, strategy):
                          f"create them inside strategy.scope() (devices=None).")
 
 
-def _local_counter(name):
-    """A worker-local int64 counter (not saved: every session starts it at 0)."""
-    return Variable(0, dtype=dtypes.int64, trainable=False, name=name, collections=[GraphKeys.LOCAL_VARIABLES])
+def _is_empty(t) -> bool:
+    return t.shape.ndims == 1 and t.shape[0] == 0
+
+
+def _take(t, indices):
+    return t if _is_empty(t) else array_index_ops.gather(t, indices)
+
+
+def _concat(parts):
+    return parts[0] if len(parts) == 1 else array_join_ops.concat(parts, 0)
+
+
+def _dense_rows(grad, lk):
+    """The gradient of a lookup's pulled rows as a float32 [U, dim] tensor."""
+    if isinstance(grad, IndexedSlices):
+        grad = nn_segment_ops.unsorted_segment_sum(grad.values, grad.indices, array_ops.size(lk.keys))
+    return math_ops.cast(grad, dtypes.float32)
 
 
 def _global_init(graph):
