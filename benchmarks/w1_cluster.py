@@ -5,10 +5,16 @@ run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/pe
 - workers build the model in the scope of their strategy (``sparseflow.distribute``):
   ``ParameterServerStrategy`` (``--ps N``, as ``tf.train.replica_device_setter``: dense variables
   and their Adam updates on the ps tasks, both embedding tables sharded over all ps tasks, one pull
-  and one push per ps per step for both tables), or ``PsStrategy`` (``--strategy ps``, no ps tasks:
-  the same layout over the workers themselves);
-- each worker trains its own contiguous shard of the training rows for one epoch, asynchronously,
-  the first 5 steps untimed; the chief (worker 0) initializes, the others wait for it;
+  and one push per ps per step for both tables), ``PsStrategy`` (``--strategy ps``, no ps tasks:
+  the same layout over the workers themselves), ``MultiWorkerMirroredStrategy`` (``--strategy
+  mirrored``: dense variables mirrored on every worker, gradients all-reduced in buckets, tables
+  sharded over the workers and trained synchronously) or ``HybridStrategy`` (``--strategy hybrid
+  [--staleness K]``: the same with the tables' rows pushed asynchronously);
+- each worker trains its own contiguous shard of the training rows for one epoch, the first 5 steps
+  untimed; the chief (worker 0) initializes (``strategy.initialize``: the others wait for it, or
+  with the all-reduce strategies take its values by broadcast). The PS strategies train
+  asynchronously with the full batch per worker; the all-reduce ones split the batch over the
+  workers (``BATCH // workers`` each: the same total batch per step as one process);
 - the chief waits until every worker is done (``strategy.finish``), then evaluates the exact rank
   AUC on the last 10% of rows; the other workers stay until it has (``strategy.release``).
 
@@ -35,12 +41,15 @@ def launch(args, make_data) -> dict:
     """Runs the cluster (``args.ps`` ps, ``args.workers`` workers) and returns the JSON result."""
     with tempfile.TemporaryDirectory() as tmp:
         path = args.data or make_data(os.path.join(tmp, "criteo_synthetic.tsv"))
-        strategy = args.strategy or "parameter_server"
+        strategy = STRATEGY_ALIASES.get(args.strategy, args.strategy) or "parameter_server"
         ports = free_ports(args.ps + args.workers)
         hosts = ["--ps-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[:args.ps]),
                  "--worker-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[args.ps:])]
         base = [sys.executable, os.path.join(HERE, "widedeep_criteo.py"), "--data", path, *hosts,
-                "--seed", str(args.seed), "--profile-steps", "0", "--strategy", strategy]
+                "--seed", str(args.seed), "--profile-steps", "0", "--strategy", strategy,
+                "--staleness", str(args.staleness)]
+        if args.bucket_bytes:
+            base += ["--bucket-bytes", str(args.bucket_bytes)]
         if args.rows:
             base += ["--rows", str(args.rows)]
         env = dict(os.environ)
@@ -61,7 +70,7 @@ def launch(args, make_data) -> dict:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-    impl = "sparseflow_dist_async" if strategy == "parameter_server" else "sparseflow_ps_strategy_async"
+    impl = IMPLS[strategy]
     bad = [o for o in outs if "t_start" not in o]
     if bad:
         return {"impl": impl, "error": bad}
@@ -72,7 +81,8 @@ def launch(args, make_data) -> dict:
     worker_cpu = sum(o["cpu_s"] for o in outs)
     ps_cpu = sampler.cpu_between(t0, t1)
     chief = outs[0]
-    return {"impl": impl, "strategy": strategy, "ps": args.ps, "workers": args.workers,
+    extra = {"staleness": args.staleness} if strategy == "hybrid" else {}
+    return {"impl": impl, "strategy": strategy, **extra, "ps": args.ps, "workers": args.workers,
             "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
             "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
             "batch": chief["batch"], "blas": chief.get("blas"),
@@ -135,38 +145,52 @@ class _CpuSampler:
         return at(t1) - at(t0)
 
 
+STRATEGY_ALIASES = {"mirrored": "multi_worker_mirrored"}
+SPLITS_BATCH = ("multi_worker_mirrored", "hybrid")  # synchronous dense steps: BATCH // workers per worker
+IMPLS = {"parameter_server": "sparseflow_dist_async", "ps": "sparseflow_ps_strategy_async",
+         "multi_worker_mirrored": "sparseflow_mirrored_sync", "hybrid": "sparseflow_hybrid"}
+
+
+def make_strategy(args, resolver):
+    from sparseflow import distribute
+
+    if args.strategy == "ps":
+        return distribute.PsStrategy(resolver)
+    if args.strategy in SPLITS_BATCH:
+        kw = {"bucket_bytes": args.bucket_bytes} if args.bucket_bytes else {}
+        if args.strategy == "hybrid":
+            return distribute.HybridStrategy(resolver, staleness=args.staleness, **kw)
+        return distribute.MultiWorkerMirroredStrategy(resolver, **kw)
+    return distribute.ParameterServerStrategy(resolver)
+
+
 def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None) -> dict | None:
     """One task of the cluster (``args.task`` = ``ps:i`` or ``worker:i``)."""
     import numpy as np
 
     from sparseflow._src.distributed.resolve import cluster_resolver_from_flags
-    from sparseflow.distribute import ParameterServerStrategy, PsStrategy
 
+    args.strategy = STRATEGY_ALIASES.get(args.strategy, args.strategy)
     job, index = args.task.split(":")
     index = int(index)
     resolver = cluster_resolver_from_flags(args.ps_hosts or "", args.worker_hosts, job, index)
-    strategy = (PsStrategy if args.strategy == "ps" else ParameterServerStrategy)(resolver)
+    strategy = make_strategy(args, resolver)
     if strategy.serves_only:
         strategy.join()
         return None
     num_workers = strategy.num_workers
+    if args.strategy in SPLITS_BATCH:
+        batch //= num_workers
     keys, dense, labels = load(args.data, args.rows)
     n = len(labels)
     n_train = int(n * 0.9)
     per = n_train // num_workers
     lo = index * per
     steps = per // batch
-    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=strategy.device_function())
+    g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=strategy.device_function(),
+                                                            wrap_optimizer=strategy.wrap_optimizer)
     with g.as_default(), tf.Session(strategy.target, graph=g) as sess:
-        not_ready = tf.report_uninitialized_variables()
-        if index == 0:
-            sess.run(init)
-        else:
-            t_wait = time.monotonic()
-            while len(sess.run(not_ready)):
-                if time.monotonic() - t_wait > 600:
-                    raise RuntimeError("the chief never initialized the model")
-                time.sleep(0.2)
+        strategy.initialize(sess, init)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
         stamps, cpu0 = [], 0.0
         for s in range(steps):

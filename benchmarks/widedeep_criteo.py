@@ -111,12 +111,13 @@ DEEP_INIT_RANGE = 0.05  # deep rows ~ U(-0.05, 0.05), as TensorFlow's W1
 
 
 # ---------------------------------------------------------------------------- model
-def build(seed: int = 0, unseen_keys: str = "initial", device=None):
+def build(seed: int = 0, unseen_keys: str = "initial", device=None, wrap_optimizer=None):
     """The W1 graph. ``unseen_keys``: what evaluation reads for a key training never saw: ``initial``
     (the row's initial value, what TensorFlow's bucketed tables hold: the same model as
     ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted). ``device``: a
     device (function) for the whole model, e.g. ``tf.train.replica_device_setter`` on a cluster,
-    which puts the dense variables on the ps tasks and shards both tables over them."""
+    which puts the dense variables on the ps tasks and shards both tables over them.
+    ``wrap_optimizer``: a function of the dense optimizer (a strategy's ``wrap_optimizer``)."""
     g = tf.Graph()
     with g.as_default(), g.device(device):
         tf.set_random_seed(seed)
@@ -151,7 +152,8 @@ def build(seed: int = 0, unseen_keys: str = "initial", device=None):
 
         train_logits = logits(True)
         loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=train_logits))
-        train = embedding.minimize(loss, tf.train.AdamOptimizer(1e-3))
+        dense_opt = tf.train.AdamOptimizer(1e-3)
+        train = embedding.minimize(loss, wrap_optimizer(dense_opt) if wrap_optimizer else dense_opt)
         probs = tf.sigmoid(logits(False))
         init = tf.global_variables_initializer()
     return g, (keys, numerics, labels), loss, train, probs, init
@@ -219,9 +221,17 @@ def main(argv=None):
                          "TensorFlow's bucketed tables, the default) or zeros")
     ap.add_argument("--ps", type=int, default=0, help="run on a local cluster of this many ps tasks (w1_cluster.py)")
     ap.add_argument("--workers", type=int, default=1, help="workers of the local cluster (with --ps or --strategy)")
-    ap.add_argument("--strategy", choices=("parameter_server", "ps"), default=None,
-                    help="cluster layout: parameter_server (default with --ps: separate ps tasks) or ps (no ps "
-                         "tasks: every worker serves a shard of the tables and dense variables)")
+    ap.add_argument("--strategy", choices=("parameter_server", "ps", "multi_worker_mirrored", "mirrored", "hybrid"),
+                    default=None,
+                    help="cluster layout: parameter_server (default with --ps: separate ps tasks), ps (no ps "
+                         "tasks: every worker serves a shard of the tables and dense variables), "
+                         "multi_worker_mirrored (alias mirrored: dense variables mirrored and all-reduced, tables "
+                         "sharded over the workers, synchronous) or hybrid (the same, tables pushed asynchronously); "
+                         "the last two split the batch over the workers (same total batch as one process)")
+    ap.add_argument("--staleness", type=int, default=0, help="hybrid: steps of table pushes a worker may have in "
+                                                             "flight (0: each step waits for its pushes)")
+    ap.add_argument("--bucket-bytes", type=int, default=None, help="mirrored/hybrid: gradient bytes per all-reduce "
+                                                                  "bucket (default 4 MiB)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds the cluster run may take")
     ap.add_argument("--task", help=argparse.SUPPRESS)  # job:index of one cluster task (set by the launcher)
     ap.add_argument("--ps-hosts", help=argparse.SUPPRESS)

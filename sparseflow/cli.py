@@ -12,6 +12,9 @@ DESCRIPTION = """\
                                         the same on a local cluster of N ps and M worker processes
   sparseflow train CONFIG --strategy ps --workers M
                                         M workers that also serve the parameters (no ps tasks)
+  sparseflow train CONFIG --strategy multi_worker_mirrored|hybrid --workers M
+                                        dense variables on every worker, gradients all-reduced;
+                                        tables sharded over the workers (sync, or hybrid: async)
   sparseflow evaluate CONFIG            evaluate the latest checkpoint: AUC, logloss, accuracy
   sparseflow predict CONFIG --output F  one probability per input row (with an id column)
   sparseflow launch --ps N --workers M [--chief] -- script.py ARGS
@@ -69,9 +72,14 @@ def _parser():
                        help="worker processes of the cluster (default 1; with --ps)")
     train.add_argument("--sync", action="store_true",
                        help="synchronous training on the cluster (SyncReplicasOptimizer); default asynchronous")
-    train.add_argument("--strategy", choices=["parameter_server", "ps"],
+    train.add_argument("--strategy", choices=["parameter_server", "ps", "multi_worker_mirrored", "mirrored", "hybrid"],
                        help="parameter_server (default with --ps): separate ps tasks; ps: every worker serves a "
-                            "shard of the parameters (asynchronous, no --ps)")
+                            "shard of the parameters (asynchronous, no --ps); multi_worker_mirrored (or mirrored): "
+                            "dense variables mirrored on every worker and all-reduced, tables sharded over the "
+                            "workers, synchronous; hybrid: the same with the tables' rows pushed asynchronously")
+    train.add_argument("--staleness", type=int, default=0, metavar="K",
+                       help="hybrid strategy: steps of table pushes a worker may have in flight (default 0: each "
+                            "step waits for its pushes)")
     ev = sub.add_parser("evaluate", help="evaluate the latest checkpoint")
     _common(ev, epochs=False)
     ev.add_argument("--input", nargs="+", help="data files (default: the config's eval data)")
@@ -127,7 +135,8 @@ def main(argv=None) -> int:
                             "--strategy ps for workers that serve the parameters)", 2,
                             {"error": "--workers/--sync need --ps"})
             train_on_cluster(cfg, args.config, args.ps, args.workers or 1, sync=args.sync, model_dir=args.model_dir,
-                             epochs=args.epochs, data_dir=args.data_dir, overwrite=args.overwrite, strategy=strategy)
+                             epochs=args.epochs, data_dir=args.data_dir, overwrite=args.overwrite, strategy=strategy,
+                             staleness=args.staleness)
         elif args.command == "train":
             train(cfg, model_dir=args.model_dir, epochs=args.epochs, overwrite=args.overwrite)
         elif args.command == "evaluate":

@@ -98,6 +98,38 @@ def test_python_calls_need_a_server_when_the_process_has_several(workers):
         C.all_reduce(np.ones(2))
 
 
+def test_a_member_that_restarts_makes_the_others_drop_the_old_group(monkeypatch):
+    """A member's server stops between two runs and a new one takes its place (a restarted task). The
+    others still hold the old generation, naming the old process (over gRPC nothing told them); the
+    new member's join makes every member drop it at once (AbortedError, not the deadline), and a
+    retry forms the group again."""
+    monkeypatch.setenv("SPARSEFLOW_COLLECTIVE_TRANSPORT", "grpc")
+    _, by_name = start_cluster(ps=0, workers=3)
+    servers = [by_name[f"worker:{i}"] for i in range(3)]
+    try:
+        assert in_threads(servers, lambda i, s: C.all_reduce(np.full(8, float(i)), server=s, group_key=9,
+                                                             timeout=30).tolist()) == [[3.0] * 8] * 3
+        spec = servers[2].cluster_spec
+        servers[2].stop(0)
+        servers[2] = tf.train.Server(spec, job_name="worker", task_index=2)
+        failures = []
+
+        def retrying(i, s):
+            for _ in range(3):
+                try:
+                    return C.all_reduce(np.full(8, float(i + 1)), server=s, group_key=9, timeout=30).tolist()
+                except (tf.errors.AbortedError, tf.errors.UnavailableError, tf.errors.DeadlineExceededError) as e:
+                    failures.append(e)
+            raise AssertionError("no run of the group after 3 attempts")
+
+        assert in_threads(servers, retrying, timeout=120) == [[6.0] * 8] * 3, failures
+        assert failures and not any(isinstance(e, tf.errors.DeadlineExceededError) for e in failures), failures
+        assert any("/job:worker/replica:0/task:2/device:CPU:0 restarted" in e.message for e in failures), failures
+    finally:
+        for s in servers:
+            s.stop(0)
+
+
 def test_stopping_leaves_no_shared_memory_behind(monkeypatch):
     monkeypatch.setenv("SPARSEFLOW_COLLECTIVE_TRANSPORT", "shm")
     pattern = f"/dev/shm/sparseflow-coll-{os.getpid()}-*"

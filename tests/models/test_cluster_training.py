@@ -1,5 +1,6 @@
-"""``sparseflow train CONFIG --ps N --workers M [--sync]``: the config's model trained on a local cluster
-of processes (127.0.0.1), to the local run's accuracy; its checkpoints serve ``evaluate`` and resume."""
+"""``sparseflow train CONFIG --ps N --workers M [--sync]`` (or ``--strategy ps|multi_worker_mirrored|hybrid``):
+the config's model trained on a local cluster of processes (127.0.0.1), to the local run's accuracy; its
+checkpoints serve ``evaluate`` and resume."""
 
 import json
 
@@ -17,15 +18,19 @@ def _result(capsys):
     return json.loads(lines[0]), captured.err
 
 
+LAYOUTS = {"async": ["--ps", "2"], "sync": ["--ps", "2", "--sync"], "ps_strategy": ["--strategy", "ps"],
+           "mirrored": ["--strategy", "multi_worker_mirrored"], "hybrid": ["--strategy", "hybrid"]}
+MODES = {"sync": "sync", "mirrored": "sync", "hybrid": "hybrid"}  # the others: async
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["async", "sync", "ps_strategy"])
+@pytest.mark.parametrize("mode", list(LAYOUTS))
 def test_wide_deep_on_adult_with_2_workers_reaches_the_local_demo_bar(tmp_path, capsys, mode):
     mdir = str(tmp_path / "model")
-    layout = {"async": ["--ps", "2"], "sync": ["--ps", "2", "--sync"], "ps_strategy": ["--strategy", "ps"]}[mode]
-    assert main(["train", "adult_wide_deep", *layout, "--workers", "2", "--model-dir", mdir]) == 0
+    assert main(["train", "adult_wide_deep", *LAYOUTS[mode], "--workers", "2", "--model-dir", mdir]) == 0
     trained, err = _result(capsys)
-    assert trained["mode"] == ("sync" if mode == "sync" else "async") and trained["workers"] == 2
-    assert trained["ps"] == (0 if mode == "ps_strategy" else 2)
+    assert trained["mode"] == MODES.get(mode, "async") and trained["workers"] == 2
+    assert trained["ps"] == (2 if mode in ("async", "sync") else 0)
     assert trained["accuracy"] >= 0.855 and trained["auc"] >= 0.908, trained
     assert "[worker:1] worker 1:" in err and "[launch] all workers finished" in err
     # 8 epochs of 32561 rows, 256 a batch: 128 global steps an epoch, 64 in sync mode (two batches a step)
@@ -35,16 +40,16 @@ def test_wide_deep_on_adult_with_2_workers_reaches_the_local_demo_bar(tmp_path, 
     assert evaluated["auc"] == trained["auc"] and evaluated["accuracy"] == trained["accuracy"]
 
 
-@pytest.mark.parametrize("mode", ["async", "sync", "ps_strategy"])
+@pytest.mark.parametrize("mode", ["async", "sync", "ps_strategy", "mirrored", "hybrid"])
 def test_a_cluster_run_resumes_from_its_checkpoint(tmp_path, capsys, mode):
     _write_synthetic(tmp_path / "train.csv", 1200, 0)
     _write_synthetic(tmp_path / "test.csv", 300, 1)
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG)
-    sync = ["--sync"] if mode == "sync" else []
-    layout = ["--strategy", "ps"] if mode == "ps_strategy" else ["--ps", "1", *sync]
+    layout = {"async": ["--ps", "1"], "sync": ["--ps", "1", "--sync"], "ps_strategy": ["--strategy", "ps"],
+              "mirrored": ["--strategy", "mirrored"], "hybrid": ["--strategy", "hybrid", "--staleness", "2"]}[mode]
     args = ["train", str(cfg), *layout, "--workers", "2", "--model-dir", str(tmp_path / "model")]
-    per_epoch = -(-1200 // (64 * (2 if sync else 1)))
+    per_epoch = -(-1200 // (64 * (1 if mode in ("async", "ps_strategy") else 2)))
     assert main([*args, "--epochs", "1"]) == 0
     first, err = _result(capsys)
     assert "from the initial model" in err
@@ -62,3 +67,9 @@ def test_cluster_flags_need_ps_tasks(capsys):
     assert "--ps N" in capsys.readouterr().err
     assert main(["train", "adult_wide_deep", "--strategy", "ps", "--ps", "1"]) == 1
     assert "no ps tasks" in capsys.readouterr().err
+    assert main(["train", "adult_wide_deep", "--strategy", "hybrid", "--ps", "1"]) == 1
+    assert "the hybrid strategy has no ps tasks" in capsys.readouterr().err
+    assert main(["train", "adult_wide_deep", "--strategy", "mirrored", "--workers", "2", "--sync"]) == 1
+    assert "synchronous by itself" in capsys.readouterr().err
+    assert main(["train", "adult_wide_deep", "--strategy", "ps", "--staleness", "2"]) == 1
+    assert "--staleness is an option of the hybrid strategy" in capsys.readouterr().err

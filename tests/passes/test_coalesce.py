@@ -106,5 +106,24 @@ def test_pulls_inside_a_while_loop_are_left_alone():
 def test_an_op_with_a_plain_argument_or_attr_cannot_be_coalescable():
     with pytest.raises(ValueError, match="argument 'x' is not a list"):
         register_op("_CoalesceProbeA", inputs=["x: float"], coalescable=True)
-    with pytest.raises(ValueError, match="attr 'k' \\(int\\) is neither a list length nor a per-member list"):
-        register_op("_CoalesceProbeB", inputs=["x: N * float"], attrs=["N: int >= 1", "k: int"], coalescable=True)
+    with pytest.raises(ValueError, match="attr 'k' \\(shape\\) is neither a list length, a per-member list nor a "
+                                         "shared setting"):
+        register_op("_CoalesceProbeB", inputs=["x: N * float"], attrs=["N: int >= 1", "k: shape"], coalescable=True)
+
+
+def test_nodes_that_differ_in_a_shared_setting_are_not_merged():
+    f, i64 = dtypes.float32, dtypes.int64
+
+    def push(name, staleness):
+        return NodeIR(name, "EmbeddingClusterPush", ["k:0", "g:0", "e:0", "e:0", "lr:0"], W0,
+                      {"N": 1, "Tkeys": [i64], "tables": [name], "staleness": staleness}, [])
+
+    nodes = [NodeIR("k", "Placeholder", [], W0, {"dtype": i64}, [i64]),
+             NodeIR("g", "Placeholder", [], W0, {"dtype": f}, [f]),
+             NodeIR("e", "Placeholder", [], W0, {"dtype": f}, [f]),
+             NodeIR("lr", "Placeholder", [], W0, {"dtype": f}, [f]),
+             push("a", 0), push("b", 2), push("c", 0), push("d", 2),
+             NodeIR("train", "NoOp", ["^a", "^b", "^c", "^d"], W0)]
+    out = coalesce(GraphIR(nodes), PassContext(targets=["train"]))
+    merged = {n.name: (n.attrs["tables"], n.attrs["staleness"]) for n in out if n.op == "EmbeddingClusterPush"}
+    assert merged == {"a": (["a", "c"], 0), "b": (["b", "d"], 2)}

@@ -466,10 +466,11 @@ def compute_gradients(loss, tables=None, extra_xs=(), grad_loss=None, **gradient
     return pairs, list(grads[len(found):])
 
 
-def apply_lookup_gradients(grads_and_lookups, name=None):
+def apply_lookup_gradients(grads_and_lookups, name=None, staleness=0):
     """One op pushing each (gradient, Lookup) pair to its table part. The lookups of tables
     sharded over tasks are pushed by one EmbeddingClusterPush per device that pulled them (one
-    TablePush per task for all those tables)."""
+    TablePush per task for all those tables); with ``staleness`` k > 0 such a push does not wait
+    to be applied, only for its run of k steps before (bounded staleness, cluster_ops.py)."""
     pushes, sharded = [], {}
     for g, lk in grads_and_lookups:
         if lk.table.shard_devices:
@@ -480,7 +481,8 @@ def apply_lookup_gradients(grads_and_lookups, name=None):
     for group in sharded.values():
         with graph.colocate_with(group[0][1].values.op), graph.name_scope("embedding_cluster_push"):
             inputs = [lk.table._push_inputs(lk.keys, g, lk.counts, lk.clicks, None) for g, lk in group]
-            pushes.append(CO.cluster_push([lk.table.config for _, lk in group], *map(list, zip(*inputs))))
+            pushes.append(CO.cluster_push([lk.table.config for _, lk in group], *map(list, zip(*inputs)),
+                                          staleness=staleness))
     return core_ops.group(*pushes, name=name or "embedding_push")
 
 

@@ -7,7 +7,9 @@ EmbeddingClusterPull       ``keys_i [U_i] -> values_i [U_i, dim_i]`` for N table
                            kernel splits each table's keys by owning shard (a hash of the key)
                            and sends one TablePull per task holding shards
 EmbeddingClusterPush       applies ``grads_i`` to the rows of ``keys_i`` of N tables: one
-                           TablePush per task; each shard runs its table's optimizer
+                           TablePush per task; each shard runs its table's optimizer. With
+                           ``staleness`` k > 0 the op returns once its requests are sent: at
+                           most k of its runs are in flight (the oldest is waited for first)
 =========================  ==================================================================
 
 Both run on the worker (where the lookup is made), never on the parameter servers: keys, rows and
@@ -48,7 +50,8 @@ register_op("EmbeddingClusterPull", inputs=["keys: Tkeys", "counts: N * int32"],
             shape_fn=_pull_shapes, is_stateful=True, coalescable=True)
 register_op("EmbeddingClusterPush", inputs=["keys: Tkeys", "grads: N * float", "counts: N * float",
                                             "clicks: N * float", "learning_rates: N * float"],
-            outputs=[], attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)"],
+            outputs=[], attrs=["N: int >= 1", "Tkeys: list({int64, uint64})", "tables: list(string)",
+                               "staleness: int = 0"],
             shape_fn=lambda op: [], is_stateful=True, coalescable=True)
 # coalescable: the independent pulls (pushes) of a step on one device become one op, so a step
 # sends one request per task (passes/coalesce.py).
@@ -64,9 +67,13 @@ def cluster_pull(configs, keys, counts, dims, training=True, name=None):
                     name=name or "EmbeddingClusterPull").outputs
 
 
-def cluster_push(configs, keys, grads, counts, clicks, learning_rates, name=None):
+def cluster_push(configs, keys, grads, counts, clicks, learning_rates, staleness=0, name=None):
     """Applies each table's optimizer to the rows of ``keys[i]`` with ``grads[i]`` ([U_i, dim_i]);
-    ``counts[i]``/``clicks[i]`` are float [U_i] or [0]."""
-    attrs = {"Tkeys": [k.dtype.base_dtype for k in keys], "tables": list(configs)}
+    ``counts[i]``/``clicks[i]`` are float [U_i] or [0]. ``staleness`` > 0: the op does not wait for
+    its pushes to be applied, only for those of its run ``staleness`` runs ago (bounded staleness;
+    ``kernels.embedding_cluster.flush_pending_pushes`` waits for the rest)."""
+    if int(staleness) < 0:
+        raise ValueError(f"staleness must be >= 0 (0: wait for the push), got {staleness}.")
+    attrs = {"Tkeys": [k.dtype.base_dtype for k in keys], "tables": list(configs), "staleness": int(staleness)}
     return apply_op("EmbeddingClusterPush", [list(keys), list(grads), list(counts), list(clicks),
                                              list(learning_rates)], attrs, name=name or "EmbeddingClusterPush")

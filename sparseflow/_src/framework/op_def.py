@@ -16,7 +16,8 @@ type, int, float, bool, string, shape, tensor, func, list(...), or a set of allo
 
 ``coalescable=True`` lets the ``coalesce`` graph pass merge independent nodes of the op on one
 device into one node (ops that send one request per run to other tasks); such an op has only list
-arguments and only list attrs besides the list lengths (see passes/coalesce.py).
+arguments, and its attrs are list lengths, per-member lists, or shared settings (an int, bool,
+float or string: nodes that differ in one are not merged); see passes/coalesce.py.
 
 The shape fn receives the new Operation (inputs, attrs and ``op.inputs[i]`` static shapes are
 available) and returns one TensorShape (or shape-like) per output; returning None means
@@ -254,9 +255,13 @@ def _check_coalescable(op_def: OpDef):
         if arg.number_attr:
             counts.add(arg.number_attr)
     for name, a in op_def.attrs.items():
-        if name not in counts and not a.type.startswith("list("):
-            raise ValueError(f"{op_def.name} cannot be coalescable: attr {name!r} ({a.type}) is neither a list length "
-                             f"nor a per-member list.")
+        if name not in counts and not a.type.startswith("list(") and a.type not in SHARED_ATTR_TYPES:
+            raise ValueError(f"{op_def.name} cannot be coalescable: attr {name!r} ({a.type}) is neither a list length, "
+                             f"a per-member list nor a shared setting ({', '.join(SHARED_ATTR_TYPES)}).")
+
+
+#: attr types a coalescable op may have as a setting shared by the nodes it merges
+SHARED_ATTR_TYPES = ("int", "bool", "float", "string")
 
 
 def get_op_def(name: str) -> OpDef:

@@ -32,10 +32,14 @@ _DEADLINE_HINT = ("the step's deadline (RunOptions.timeout_in_ms or ConfigProto.
 
 
 def check_step(ctx, what: str) -> None:
-    """Raises CancelledError if the step was cancelled, DeadlineExceededError if its deadline passed."""
+    """Raises CancelledError if the step was cancelled (the error that aborted it, when one did: a
+    failed op elsewhere, a dead peer), DeadlineExceededError if its deadline passed."""
     if ctx is None:
         return
     if ctx.cancelled.is_set():
+        cause = getattr(getattr(ctx, "rendezvous", None), "aborted", None)
+        if isinstance(cause, errors.OpError) and not isinstance(cause, errors.CancelledError):
+            raise cause
         raise errors.CancelledError(None, None, f"Cancelled while {what}: the step was cancelled (its session "
                                                 f"was closed, or another op of the step failed).")
     remaining = ctx.remaining()

@@ -104,11 +104,21 @@ class GroupLeader:
     """Group resolution: who is in group ``key`` (see the module docstring). Thread-safe; the
     leader task serves it to the others over RPC."""
 
-    def __init__(self):
+    def __init__(self, on_restart=None):
         self._cv = threading.Condition()
         self._groups: dict[int, _GroupState] = {}
+        # on_restart(group, member): a member of the current generation joins again as another process
+        # (it restarted); the others must drop that generation, which still names the old process.
+        self._on_restart = on_restart
 
     def join(self, key: int, size: int, member: Member, deadline: float, check=None, missing_hint=None) -> Group:
+        if self._on_restart is not None:
+            with self._cv:
+                st = self._groups.get(key)
+                stale = st.group if st is not None and st.group is not None and not st.broken else None
+                known = next((m for m in stale.members if m.device == member.device), None) if stale else None
+            if known is not None and known != member:
+                self._on_restart(stale, member)
         with self._cv:
             st = self._groups.get(key)
             if st is not None and st.group is not None and not st.broken:
@@ -173,7 +183,7 @@ class CollectiveExecutor:
     def __init__(self):
         self.executor_id = secrets.randbits(63)
         self.mailbox = R.Mailbox()
-        self.leader = GroupLeader()
+        self.leader = GroupLeader(self._member_restarted)
         self.piece_bytes = int(os.environ.get("SPARSEFLOW_COLLECTIVE_PIECE_BYTES", R.DEFAULT_PIECE_BYTES))
         self._lock = threading.Lock()
         self._groups: dict[tuple, Group] = {}  # (group_key, device) -> Group
@@ -226,6 +236,17 @@ class CollectiveExecutor:
         self.mailbox.fail_matching(lambda e, k=key, gen=g.generation: e[0] == k and e[1] < gen,
                                    errors.AbortedError(None, None, f"Collective group {key} was restarted."))
         return g
+
+    def _member_restarted(self, group: Group, member: Member):
+        """A member of ``group`` joined again from a new process: every member drops the generation
+        (their runs of it fail) and joins the next one."""
+        error = errors.AbortedError(None, None, f"Collective group {group.key}: member {member.device} restarted "
+                                                f"(it joined again from another process); retry.")
+        self.abort_group(group.key, group.generation, error)
+        try:
+            self._broadcast_abort(group, member.device, error)
+        except Exception:  # noqa: BLE001 - best effort: the others fail at their deadline otherwise
+            pass
 
     def abort_group(self, key: int, generation: int, error: errors.OpError):
         """Another member failed in this generation: fail our runs of it, re-join next time."""

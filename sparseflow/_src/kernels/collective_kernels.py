@@ -5,9 +5,18 @@ deadline and cancellation, and ``timeout_seconds``.
 The executor is the one the task's ``tf.train.Server`` installed (members in other processes
 reached over shared memory or gRPC), or, in a local session, an in-process one (members are
 devices of this process).
+
+``CollectiveReduceStart`` copies its inputs into one flat buffer and hands the run to a thread of
+its own (an elastic pool: runs never queue behind each other, so members that start buckets in
+different orders cannot deadlock), returning a handle at once; ``CollectiveReduceDone`` waits for
+it under the step's deadline and cancellation and splits the buffer back. A run that fails in the
+background aborts its step at once (with the run's error, naming the missing member), so an op
+that waits meanwhile -- on a queue, a table, another task -- stops too instead of hanging.
 """
 
 from __future__ import annotations
+
+import concurrent.futures
 
 import numpy as np
 
@@ -15,6 +24,10 @@ from sparseflow._src.framework import errors
 from sparseflow._src.kernels import collective_ring as R
 from sparseflow._src.kernels.collective_executor import executor_of
 from sparseflow._src.kernels.registry import register_kernel
+from sparseflow._src.runtime.threads import ElasticPool
+
+_RUNS = ElasticPool("sparseflow-collective-run")
+_POLL_SECONDS = 0.1  # how often a Done waiting for its run checks the step
 
 
 def _worker(node):
@@ -124,3 +137,79 @@ def _bcast_recv_v2(node):
     dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
     return lambda ctx, size, key, instance, shape: run(ctx, None, size, key, instance, root=False,
                                                        shape=_recv_shape(node, shape), dtype=dtype)
+
+
+class _StartedRun:
+    """The handle of a ``CollectiveReduceStart``: the run's future and the inputs' shapes."""
+
+    __slots__ = ("future", "shapes", "what")
+
+    def __init__(self, future, shapes, what):
+        self.future, self.shapes, self.what = future, shapes, what
+
+
+def _abort_step(ctx, error):
+    """A run failed in the background: the step stops now, with its error (ops waiting elsewhere
+    see it at their next check)."""
+    if ctx is None:
+        return
+    abort = getattr(ctx.rendezvous, "abort", None)
+    if abort is not None:
+        abort(error)
+    ctx.cancelled.set()
+
+
+@register_kernel("CollectiveReduceStart", needs_context=True)
+def _reduce_start(node):
+    run = _runner(node, R.KIND_REDUCE)
+    size, key, instance = _v1_keys(node)
+    merge, final = node.attrs["merge_op"], node.attrs["final_op"]
+    dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
+    what = f"{node.op_type} {node.name!r}"
+
+    def compute(ctx, *inputs):
+        arrays = [np.asarray(x) for x in inputs]
+        for a in arrays:
+            if a.dtype != dtype:
+                raise errors.InvalidArgumentError(None, None, f"{what}: an input of dtype {a.dtype}, the op's T "
+                                                              f"is {dtype}.")
+        flat = np.concatenate([a.reshape(-1) for a in arrays]) if len(arrays) > 1 else arrays[0].reshape(-1).copy()
+
+        def work():
+            try:
+                return run(ctx, flat, size, key, instance, merge_op=merge, final_op=final, out=flat)
+            except BaseException as e:
+                _abort_step(ctx, e)
+                raise
+
+        return _StartedRun(_RUNS.submit(work), [a.shape for a in arrays], what)
+
+    return compute
+
+
+@register_kernel("CollectiveReduceDone", needs_context=True)
+def _reduce_done(node):
+    n = int(node.attrs["N"])
+
+    def compute(ctx, handle):
+        if not isinstance(handle, _StartedRun):
+            raise errors.InvalidArgumentError(None, None, f"{node.op_type} {node.name!r}: its input is not the handle "
+                                                          f"of a CollectiveReduceStart.")
+        if len(handle.shapes) != n:
+            raise errors.InvalidArgumentError(None, None, f"{node.op_type} {node.name!r}: N={n}, the run it waits "
+                                                          f"for reduces {len(handle.shapes)} tensors.")
+        while True:
+            try:
+                flat = handle.future.result(timeout=_POLL_SECONDS)
+                break
+            except concurrent.futures.TimeoutError:
+                if ctx is not None:
+                    ctx.check(None)
+        outs, at = [], 0
+        for shape in handle.shapes:
+            count = int(np.prod(shape, dtype=np.int64))
+            outs.append(flat[at:at + count].reshape(shape))
+            at += count
+        return outs[0] if n == 1 else tuple(outs)
+
+    return compute

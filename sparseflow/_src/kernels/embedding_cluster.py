@@ -16,6 +16,11 @@ Kernels reach other tasks through the worker the runtime puts in the session's k
 ``table_push_async`` the distributed layer implements over gRPC). This module never imports the
 distributed layer.
 
+A push with ``staleness`` k > 0 (bounded staleness: ``HybridStrategy``) does not wait for its
+replies: it first waits for its own run of k runs ago, then sends and returns. The runs in flight
+are kept per worker (:func:`pending_pushes`); a failed one fails the next run of the op, and
+:func:`flush_pending_pushes` waits for all of them (a strategy's ``finish``).
+
 Synchronous training sends the same shape of requests: a worker's accumulate (one
 ``TableAccumulate`` per task, an item for every shard of every table, so each shard counts one push
 per worker step), and the chief's apply (one ``TableApplyAccumulated`` per task) and set-step
@@ -26,7 +31,10 @@ end too). A shard on this very task waits in-process, under the step's cancellat
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
+import threading
+import time
 
 import numpy as np
 from google.protobuf import text_format
@@ -175,6 +183,14 @@ class _Router:
                     rpc.cancel()
             raise
 
+    def send(self, requests, method) -> dict:
+        """Sends ``requests`` ({task: items}) without waiting: {task: future}. This task's own shards
+        are served inline (their future is done)."""
+        pending = {}
+        for task, items in requests.items():
+            pending[task] = getattr(self.client(task), method)(items, timeout=None)
+        return pending
+
     def _checked(self, task, incarnation, reply):
         first = self._incarnations.setdefault(task, incarnation)
         if first != incarnation:
@@ -234,11 +250,85 @@ def _cluster_pull(node):
     return compute
 
 
+class PendingPushes:
+    """The pushes of one worker sent without waiting (``staleness`` > 0): per push op, its runs in
+    flight, oldest first; each run is ``(router, {task: future})``."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._runs: dict[str, collections.deque] = {}
+
+    def add(self, op_name: str, router, futures: dict) -> None:
+        with self._lock:
+            self._runs.setdefault(op_name, collections.deque()).append((router, futures))
+
+    def in_flight(self, op_name: str | None = None) -> int:
+        with self._lock:
+            runs = [self._runs.get(op_name, ())] if op_name is not None else list(self._runs.values())
+            return sum(len(r) for r in runs)
+
+    def wait_below(self, op_name: str, limit: int, ctx=None, deadline: float | None = None) -> None:
+        """Waits (oldest first) until fewer than ``limit`` runs of ``op_name`` are in flight; raises
+        the error of a run that failed."""
+        while True:
+            with self._lock:
+                runs = self._runs.get(op_name)
+                if not runs or len(runs) < limit:
+                    return
+                router, futures = runs[0]
+            _wait_replies(futures, ctx, deadline, f"a push of {op_name!r}")
+            with self._lock:
+                if runs and runs[0][1] is futures:
+                    runs.popleft()
+            for task, f in futures.items():
+                router._checked(task, *f.result())
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Waits for every run in flight (DeadlineExceededError after ``timeout`` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            names = list(self._runs)
+        for name in names:
+            self.wait_below(name, 1, None, deadline)
+
+
+def _wait_replies(futures: dict, ctx, deadline, what):
+    waiting = set(futures.values())
+    while waiting:
+        _, waiting = concurrent.futures.wait(waiting, timeout=_POLL_SECONDS)
+        if waiting and ctx is not None:
+            ctx.check(None)
+        if waiting and deadline is not None and time.monotonic() > deadline:
+            raise errors.DeadlineExceededError(None, None, f"Timed out waiting for {what} to be applied.")
+
+
+_pending_lock = threading.Lock()
+
+
+def pending_pushes(worker) -> PendingPushes:
+    """The pushes in flight of ``worker`` (a runtime Worker), made on first use."""
+    p = getattr(worker, "pending_table_pushes", None)
+    if p is None:
+        with _pending_lock:
+            p = getattr(worker, "pending_table_pushes", None)
+            if p is None:
+                p = worker.pending_table_pushes = PendingPushes()
+    return p
+
+
+def flush_pending_pushes(worker, timeout: float | None = None) -> None:
+    """Waits until every push ``worker`` sent without waiting has been applied (or raises its error)."""
+    p = getattr(worker, "pending_table_pushes", None)
+    if p is not None:
+        p.flush(timeout)
+
+
 @register_kernel("EmbeddingClusterPush", needs_context=True)
 def _cluster_push(node):
     members = [_Member(t, node) for t in node.attrs["tables"]]
     router = _Router(node)
     n = len(members)
+    staleness = int(node.attrs.get("staleness", 0) or 0)
 
     def compute(ctx, *inputs):
         requests: dict[str, list] = {}
@@ -260,7 +350,14 @@ def _cluster_push(node):
 
                 item = PushItem(m.config, part, sel(keys), sel(grads), sel(counts), sel(clicks), lr)
                 requests.setdefault(m.tasks[part], []).append(item)
-        router.call(ctx, requests, "table_push_async")
+        if staleness <= 0:
+            router.call(ctx, requests, "table_push_async")
+            return
+        if router.worker is None:
+            raise errors.FailedPreconditionError(None, None, f"{node.op_type} runs only in a session.")
+        pending = pending_pushes(router.worker)
+        pending.wait_below(node.name, staleness, ctx)
+        pending.add(node.name, router, router.send(requests, "table_push_async"))
 
     return compute
 

@@ -1,5 +1,5 @@
-"""One task of ``sparseflow train CONFIG --ps N --workers M`` (or ``--strategy ps --workers M``): a
-ps that serves, or a worker that trains (and, with the ``ps`` strategy, serves a shard too).
+"""One task of ``sparseflow train CONFIG --ps N --workers M`` (or ``--strategy S --workers M``): a
+ps that serves, or a worker that trains (and, without ps tasks, serves a shard of the tables too).
 
 The launcher (``cluster_training``) has read the training data once and recorded the fitted
 feature statistics in the model directory; it starts every task of a local cluster with
@@ -8,14 +8,17 @@ feature statistics in the model directory; it starts every task of a local clust
 * builds the config's model in its strategy's scope (``sparseflow.distribute``): with
   ``ParameterServerStrategy`` the dense variables (and their optimizer's updates) on the ps tasks
   and both embedding tables sharded over all ps tasks; with ``PsStrategy`` the same over the
-  workers themselves;
+  workers themselves; with ``MultiWorkerMirroredStrategy`` / ``HybridStrategy`` a copy of the
+  dense variables on every worker (the chief's, broadcast) and the tables sharded over the workers;
 * reads its own shard of the training rows (``Dataset.shard(workers, index)``), reshuffled each
-  epoch, and trains between-graph: asynchronously (each update applied as it arrives), or with
+  epoch, and trains between-graph: asynchronously (each update applied as it arrives), with
   ``--sync`` through ``tf.train.SyncReplicasOptimizer`` (one gradient of each worker per global
-  step, table gradients aggregated by key);
+  step, table gradients aggregated by key), or in lockstep with the other workers (the
+  all-reduce strategies: every worker's copy of the global step advances once per step);
 * stops when the global step reaches ``epochs * steps per epoch`` (the steps of one pass over the
-  data: ``ceil(examples / batch)``, or ``ceil(examples / (batch * workers))`` in sync mode), as
-  ``StopAtStepHook`` would, so a restarted run goes on from the checkpoint's step.
+  data: ``ceil(examples / batch)``, or ``ceil(examples / (batch * workers))`` when a global step
+  takes one batch of every worker: sync and all-reduce), as ``StopAtStepHook`` would, so a
+  restarted run goes on from the checkpoint's step.
 
 The chief (worker 0) initializes or restores the model (``MonitoredTrainingSession``), writes a
 checkpoint once per epoch's worth of steps and at the end, prints progress, waits until every worker
@@ -38,7 +41,12 @@ import sparseflow as tf
 from sparseflow._src.models.config import load_config
 from sparseflow._src.models.metrics import roc_auc
 from sparseflow._src.models.trainer import build_model, evaluate_in_session, json_line, load_fitted
-from sparseflow._src.training.distribute import ParameterServerStrategy, PsStrategy
+from sparseflow._src.training.distribute import (
+    HybridStrategy,
+    MultiWorkerMirroredStrategy,
+    ParameterServerStrategy,
+    PsStrategy,
+)
 
 __all__ = ["main", "steps_per_epoch"]
 
@@ -55,7 +63,9 @@ def _arguments(argv):
     p.add_argument("--model-dir", required=True)
     p.add_argument("--epochs", type=int, required=True)
     p.add_argument("--examples", type=int, required=True, help="training examples (counted by the launcher)")
-    p.add_argument("--strategy", default="parameter_server", choices=["parameter_server", "ps"])
+    p.add_argument("--strategy", default="parameter_server",
+                   choices=["parameter_server", "ps", "multi_worker_mirrored", "hybrid"])
+    p.add_argument("--staleness", type=int, default=0)
     p.add_argument("--sync", action="store_true")
     p.add_argument("--wait-secs", type=float, default=600.0,
                    help="how long a worker waits for the chief's initialization, and the chief for the workers")
@@ -102,7 +112,7 @@ def _train(sess, m, step_after, cfg, index, workers, last_step, spe, log_every):
     return steps, examples, ys, ps, losses, time.perf_counter() - t0
 
 
-def make_strategy(name: str, sync: bool):
+def make_strategy(name: str, sync: bool, staleness: int = 0):
     """The strategy of ``--strategy`` for this process's cluster (``TF_CONFIG``)."""
     if name == "parameter_server":
         return ParameterServerStrategy(sync=sync)
@@ -110,19 +120,29 @@ def make_strategy(name: str, sync: bool):
         raise ValueError(f"--sync is an option of the parameter_server strategy, not of {name!r}")
     if name == "ps":
         return PsStrategy()
-    raise ValueError(f"unknown strategy {name!r}; one of parameter_server, ps")
+    if name == "multi_worker_mirrored":
+        return MultiWorkerMirroredStrategy()
+    if name == "hybrid":
+        return HybridStrategy(staleness=staleness)
+    raise ValueError(f"unknown strategy {name!r}; one of parameter_server, ps, multi_worker_mirrored, hybrid")
+
+
+_MODES = {"multi_worker_mirrored": ("sync", "synchronous (dense gradients all-reduced, tables by key)"),
+          "hybrid": ("hybrid", "dense gradients all-reduced, table rows pushed asynchronously")}
 
 
 def main(argv=None) -> int:
     args = _arguments(argv)
-    strategy = make_strategy(args.strategy, args.sync)
+    strategy = make_strategy(args.strategy, args.sync, args.staleness)
     if strategy.serves_only:
         strategy.join()
         return 0
     cfg = load_config(args.config, data_dir=args.data_dir)
     load_fitted(cfg, args.model_dir)
     workers, index, chief = strategy.num_workers, strategy.worker_index, strategy.is_chief
-    spe = steps_per_epoch(args.examples, int(cfg.train["batch_size"]), workers, args.sync)
+    mode, how = _MODES.get(args.strategy, ("sync", "synchronous (SyncReplicasOptimizer)") if args.sync else
+                           ("async", "asynchronous"))
+    spe = steps_per_epoch(args.examples, int(cfg.train["batch_size"]), workers, mode != "async")
     last_step = args.epochs * spe
     with tf.Graph().as_default():
         with strategy.scope():
@@ -134,13 +154,13 @@ def main(argv=None) -> int:
         with strategy.training_session(checkpoint_dir=args.model_dir, scaffold=scaffold, save_checkpoint_steps=spe,
                                        max_wait_secs=args.wait_secs, stop_grace_period_secs=5) as sess:
             if chief:
-                mode = "synchronous (SyncReplicasOptimizer)" if args.sync else "asynchronous"
                 where = "from the initial model"
                 if checkpoint:  # the other workers may have stepped already: the checkpoint's own step
                     where = f"resuming at global step {checkpoint.rsplit('-', 1)[-1]} ({checkpoint})"
                 servers = (f"{strategy.cluster_spec.num_tasks('ps')} ps task(s)" if args.strategy == "parameter_server"
+                           else "tables served by the workers" if args.strategy in _MODES
                            else "parameters served by the workers")
-                _log(f"training {mode} on {workers} worker(s) and {servers} ({args.strategy} strategy), {where}; "
+                _log(f"training {how} on {workers} worker(s) and {servers} ({args.strategy} strategy), {where}; "
                      f"{last_step} global steps ({args.epochs} epoch(s) of {spe})")
             steps, examples, ys, ps, losses, secs = _train(sess, model, step_after, cfg, index, workers, last_step, spe,
                                                            max(1, last_step // 20))
@@ -150,7 +170,7 @@ def main(argv=None) -> int:
             if chief:
                 result = {"global_step": int(sess.run(model.global_step)), "workers": workers,
                           "ps": strategy.cluster_spec.num_tasks("ps") if "ps" in strategy.cluster_spec.jobs else 0,
-                          "strategy": args.strategy, "mode": "sync" if args.sync else "async"}
+                          "strategy": args.strategy, "mode": mode}
                 if ys:
                     y, p = np.concatenate(ys), np.concatenate(ps)
                     auc = roc_auc(y, p) if y.min() != y.max() else float("nan")

@@ -1,5 +1,5 @@
-"""``sparseflow train CONFIG --ps N --workers M [--sync]`` (or ``--strategy ps --workers M``): a
-config's model trained on a local cluster.
+"""``sparseflow train CONFIG --ps N --workers M [--sync]`` (or ``--strategy ps|multi_worker_mirrored|hybrid
+--workers M``): a config's model trained on a local cluster.
 
 The command reads the training data once (statistics and checks, as ``train``), records the
 fitted statistics and the config in the model directory, then starts ``N`` ps and ``M`` worker
@@ -26,6 +26,10 @@ from sparseflow._src.models.trainer import json_line, prepare_training
 __all__ = ["train_on_cluster", "ClusterTrainingError"]
 
 _RESULT_KEY = "cluster_result"
+#: strategies without ps tasks whose workers step together (a global step is one batch of each)
+ALL_REDUCE_STRATEGIES = ("multi_worker_mirrored", "hybrid")
+STRATEGIES = ("parameter_server", "ps") + ALL_REDUCE_STRATEGIES
+STRATEGY_ALIASES = {"mirrored": "multi_worker_mirrored"}
 
 
 class ClusterTrainingError(RuntimeError):
@@ -63,20 +67,30 @@ class _ChiefResult:
 
 def train_on_cluster(cfg: Config, config_arg: str, num_ps: int, num_workers: int, sync: bool = False,
                      model_dir=None, epochs=None, data_dir=None, overwrite=False, out=None, log=None,
-                     timeout=None, wait_secs: float = 600.0, strategy: str = "parameter_server") -> dict:
+                     timeout=None, wait_secs: float = 600.0, strategy: str = "parameter_server",
+                     staleness: int = 0) -> dict:
     """Trains ``cfg``'s model on ``num_ps`` ps and ``num_workers`` worker processes with
-    ``strategy`` (``parameter_server``, or ``ps``: no ps tasks, the workers serve) and returns the
-    chief's metrics (printed as one JSON line on ``out``). ``config_arg`` and ``data_dir`` are what
-    the tasks load the config from (the command's own arguments). Raises ``ClusterTrainingError``
-    when a task fails, ``timeout`` seconds pass, or the run is interrupted (``status`` 130/143)."""
+    ``strategy`` (``parameter_server``; ``ps``: no ps tasks, the workers serve; ``multi_worker_mirrored``
+    (alias ``mirrored``) or ``hybrid``: no ps tasks, dense variables mirrored and all-reduced, tables
+    on the workers, ``staleness`` for hybrid) and returns the chief's metrics (printed as one JSON
+    line on ``out``). ``config_arg`` and ``data_dir`` are what the tasks load the config from (the
+    command's own arguments). Raises ``ClusterTrainingError`` when a task fails, ``timeout`` seconds
+    pass, or the run is interrupted (``status`` 130/143)."""
     out, log = out or sys.stdout, log or sys.stderr
-    if strategy == "ps":
+    strategy = STRATEGY_ALIASES.get(strategy, strategy)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+    if staleness and strategy != "hybrid":
+        raise ValueError(f"--staleness is an option of the hybrid strategy, not of {strategy}")
+    if staleness < 0:
+        raise ValueError(f"--staleness must be >= 0, got {staleness}")
+    if strategy != "parameter_server":
         if num_ps:
-            raise ValueError(f"the ps strategy has no ps tasks (every worker serves a shard); got --ps {num_ps}")
+            raise ValueError(f"the {strategy} strategy has no ps tasks (the workers serve the tables); got --ps "
+                             f"{num_ps}")
         if sync:
-            raise ValueError("the ps strategy trains asynchronously; --sync needs --ps N (parameter_server)")
-    elif strategy != "parameter_server":
-        raise ValueError(f"unknown strategy {strategy!r}; one of parameter_server, ps")
+            raise ValueError(f"--sync is an option of the parameter_server strategy (--ps N): the {strategy} strategy "
+                             + ("trains asynchronously" if strategy == "ps" else "is synchronous by itself"))
     elif num_ps < 1:
         raise ValueError(f"--ps must be >= 1 for training on a cluster, got {num_ps}")
     if num_workers < 1:
@@ -85,7 +99,7 @@ def train_on_cluster(cfg: Config, config_arg: str, num_ps: int, num_workers: int
     command = ["-m", "sparseflow._src.models.cluster_task", "--config", os.path.abspath(config_arg)
                if os.path.exists(config_arg) else config_arg, "--model-dir", run.model_dir,
                "--epochs", str(run.epochs), "--examples", str(run.examples), "--wait-secs", str(wait_secs),
-               "--strategy", strategy]
+               "--strategy", strategy, "--staleness", str(staleness)]
     if data_dir:
         command += ["--data-dir", os.path.abspath(data_dir)]
     if sync:

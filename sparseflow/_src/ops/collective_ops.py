@@ -10,6 +10,10 @@ CollectiveReduce(V2)     every member gets the elementwise ``merge_op`` (Add, Mu
 CollectiveGather(V2)     every member gets all inputs concatenated along dim 0, in rank order
 CollectiveBcastSend(V2)  the root: sends its input to every other member (and returns it)
 CollectiveBcastRecv(V2)  every other member: returns the root's tensor (``shape``, ``T`` given)
+CollectiveReduceStart    starts an all-reduce of ``N`` tensors fused into one buffer (a gradient
+                         bucket) and returns at once: a handle; the ring runs in the background
+                         while the step goes on
+CollectiveReduceDone     waits for the run its handle started; its ``N`` reduced tensors
 =======================  ====================================================================
 
 V1 ops take ``group_size``, ``group_key`` and ``instance_key`` as attrs, V2 ops as int32 inputs.
@@ -17,6 +21,9 @@ Members are ranked by job, task and device index. The n-th run of an ``instance_
 meets the n-th run on every other, so an op that runs every step needs no per-step key. A run
 waits at most ``timeout_seconds`` (0: ``SPARSEFLOW_COLLECTIVE_TIMEOUT``, 120 s by default) and
 never beyond the step's deadline; a member that does not take part is named in the error.
+The Start/Done pair (XLA's
+``all-reduce-start`` / ``all-reduce-done``) lets an all-reduce overlap with the ops that run between
+them: the master orders a Start as early as it can and a Done as late as it can (runtime/master.py).
 Members in other processes are reached through the ``tf.train.Server`` of the session
 (shared memory on the same host, gRPC otherwise; see docs/distributed.md). Like TensorFlow's,
 these ops have no gradient.
@@ -42,10 +49,13 @@ from sparseflow._src.framework.tensor_shape import TensorShape, as_shape, unknow
 from sparseflow._src.ops.array_util import constant_value_as_shape
 
 __all__ = ["all_reduce", "all_reduce_v2", "all_gather", "all_gather_v2", "broadcast_send", "broadcast_recv",
-           "broadcast_send_v2", "broadcast_recv_v2", "COLLECTIVE_OP_TYPES"]
+           "broadcast_send_v2", "broadcast_recv_v2", "all_reduce_start", "all_reduce_done", "COLLECTIVE_OP_TYPES",
+           "STARTS_EARLY"]
 
 COLLECTIVE_OP_TYPES = ("CollectiveReduce", "CollectiveGather", "CollectiveBcastSend", "CollectiveBcastRecv",
-                       "CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2", "CollectiveBcastRecvV2")
+                       "CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2", "CollectiveBcastRecvV2",
+                       "CollectiveReduceStart", "CollectiveReduceDone")
+STARTS_EARLY = frozenset({"CollectiveReduceStart"})  # never blocks: ordered as early as its inputs allow
 
 _REDUCE_T = "T: {bfloat16, float, half, double, int32, int64}"
 _GATHER_T = "T: {float, half, double, int32, int64}"
@@ -99,6 +109,12 @@ register_op("CollectiveBcastSendV2", inputs=["input: T", *_KEYS_V2], outputs=["d
 register_op("CollectiveBcastRecvV2", inputs=[*_KEYS_V2, "shape: Tshape"], outputs=["data: T"],
             attrs=[_BCAST_T, "Tshape: {int32, int64} = DT_INT32", *_COMMON], shape_fn=_from_shape_input,
             is_stateful=True)
+register_op("CollectiveReduceStart", inputs=["input: N * T"], outputs=["handle: variant"],
+            attrs=[_REDUCE_T, "N: int >= 1", *_KEYS_V1, *_MERGE, *_COMMON], shape_fn=lambda op: [TensorShape([])],
+            is_stateful=True)
+register_op("CollectiveReduceDone", inputs=["handle: variant"], outputs=["data: N * T"],
+            attrs=[_REDUCE_T, "N: int >= 1", "shapes: list(shape)"],
+            shape_fn=lambda op: [as_shape(s) for s in op.get_attr("shapes")], is_stateful=True)
 
 
 def _v1_attrs(group_size, group_key, instance_key, communication_hint, timeout):
@@ -182,3 +198,28 @@ def _shape_of(t):
     from sparseflow._src.framework.tensor_conversion import convert_to_tensor
 
     return convert_to_tensor(t).shape
+
+
+def all_reduce_start(tensors, group_size, group_key, instance_key, merge_op="Add", final_op="Id",
+                     communication_hint="auto", timeout=0, name=None):
+    """``CollectiveReduceStart``: starts one all-reduce of ``tensors`` (one dtype) fused into one
+    flat buffer; returns its handle for :func:`all_reduce_done`."""
+    from sparseflow._src.framework.tensor_conversion import convert_to_tensor
+
+    tensors = [convert_to_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("all_reduce_start needs at least one tensor.")
+    if len({t.dtype.base_dtype for t in tensors}) != 1:
+        raise ValueError(f"all_reduce_start fuses tensors of one dtype, got "
+                         f"{sorted({t.dtype.base_dtype.name for t in tensors})}: start one run per dtype.")
+    attrs = _v1_attrs(group_size, group_key, instance_key, communication_hint, timeout)
+    attrs.update(merge_op=merge_op, final_op=final_op)
+    return apply_op("CollectiveReduceStart", [tensors], attrs, name=name or "CollectiveReduceStart").outputs[0]
+
+
+def all_reduce_done(handle, dtype, shapes, name=None) -> list:
+    """``CollectiveReduceDone``: the reduced tensors of the run ``handle`` started (``shapes``: their
+    static shapes, in order)."""
+    shapes = [as_shape(s) for s in shapes]
+    attrs = {"T": dtypes.as_dtype(dtype), "N": len(shapes), "shapes": shapes}
+    return list(apply_op("CollectiveReduceDone", [handle], attrs, name=name or "CollectiveReduceDone").outputs)

@@ -4,10 +4,11 @@ Some ops send a request to other tasks per run (the pull and push of embedding t
 over parameter servers). A step with two lookups would send two pulls to every server; merged,
 it sends one carrying both. An op type opts in with ``register_op(..., coalescable=True)``; its
 inputs and outputs are all lists (``N * T`` or ``list(type)``), and each of its attrs is either a
-list length (summed) or a per-member list (concatenated). Its kernel must treat member ``i`` of
-every list as one request, independent of the others.
+list length (summed), a per-member list (concatenated) or a shared setting (a scalar: only nodes
+with the same value are merged). Its kernel must treat member ``i`` of every list as one request,
+independent of the others.
 
-Nodes are merged when they have the same op type and device and no path (data or
+Nodes are merged when they have the same op type, device and shared settings, and no path (data or
 control) leads from one to another, so the merged node cannot wait on itself: candidates are
 taken in graph order and each joins the first group none of whose members reaches it. Nodes
 inside while loops are left alone, as are two nodes that a run fetches or targets by name (a
@@ -38,7 +39,7 @@ from __future__ import annotations
 import collections
 
 from sparseflow._src.framework.ir import GraphIR, NodeIR, parse_input
-from sparseflow._src.framework.op_def import get_op_def
+from sparseflow._src.framework.op_def import SHARED_ATTR_TYPES, get_op_def
 from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.graph_utils import preserved_names
 
@@ -58,7 +59,14 @@ def _coalescable(op: str) -> bool:
 def _rule(op_def):
     """(count attrs: summed, list attrs: concatenated) of a coalescable op."""
     counts = {a.number_attr for a in list(op_def.input_args) + list(op_def.output_args) if a.number_attr}
-    return sorted(counts), [k for k in op_def.attrs if k not in counts]
+    return sorted(counts), [k for k, a in op_def.attrs.items() if k not in counts and a.type.startswith("list(")]
+
+
+def _shared_settings(node: NodeIR) -> tuple:
+    """The values of the node's scalar attrs (nodes that differ in one are not merged)."""
+    op_def = get_op_def(node.op)
+    return tuple((k, node.attrs.get(k, a.default)) for k, a in sorted(op_def.attrs.items())
+                 if a.type in SHARED_ATTR_TYPES)
 
 
 def _arg_lengths(op_def, attrs, args) -> list[int]:
@@ -84,7 +92,7 @@ def _groups(ir: GraphIR, ctx: PassContext):
     by_key = collections.defaultdict(list)
     for n in ir:
         if _coalescable(n.op):
-            by_key[(n.op, n.device)].append(n)
+            by_key[(n.op, n.device, _shared_settings(n))].append(n)
     return [ns for ns in by_key.values() if len(ns) > 1]
 
 

@@ -366,8 +366,12 @@ def _global_order(ir: GraphIR) -> list:
       server applying a gradient, say) starts while this partition goes on; a send of a variable's
       value (a read that aliases the variable) keeps its place, so it sees the updates before it;
     - a collective as late as it can be: a partition's straight-line plan blocks in a collective
-      until the other members arrive, and they may need what this partition sends (their inputs)."""
+      until the other members arrive, and they may need what this partition sends (their inputs);
+    - an op that only starts a collective (``STARTS_EARLY``: it never blocks) as early as it can, so
+      that its run overlaps with the ops after it (a gradient bucket's all-reduce with the rest of
+      the backward pass)."""
     from sparseflow._src.framework.toposort import stable_toposort
+    from sparseflow._src.ops.collective_ops import STARTS_EARLY
 
     nodes = ir.nodes
     pos = {n.name: i for i, n in enumerate(nodes)}
@@ -397,7 +401,8 @@ def _global_order(ir: GraphIR) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     def rank(i):
-        return 0 if i in early else 2 if nodes[i].op.startswith("Collective") else 1
+        op = nodes[i].op
+        return -1 if op in STARTS_EARLY else 0 if i in early else 2 if op.startswith("Collective") else 1
 
     return [nodes[i] for i in stable_toposort(len(nodes), sources, rank)]
 

@@ -46,6 +46,24 @@ def _reduce_v1(t, group_size, group_key, instance_key, merge_op, final_op, timeo
     return all_reduce(t, group_size, group_key, instance_key, merge_op=merge_op, final_op=final_op, timeout=timeout)
 
 
+def _reduce_start_done(second):
+    """A bucket all-reduce (``CollectiveReduceStart`` + ``CollectiveReduceDone``, mean or sum): the
+    member's input alone, or (``second``) after a constant of another size in the same bucket, so
+    that the split after the run is checked too."""
+    def build(tf, a, b, final_op="Id"):
+        from sparseflow._src.ops import collective_ops as C
+
+        group, instance = next(_KEYS), next(_KEYS)
+
+        def member(i):
+            x = (a, b)[i]
+            parts = [tf.fill([3], tf.cast(5, x.dtype)), x] if second else [x]
+            handle = C.all_reduce_start(parts, 2, group, instance, final_op=final_op, timeout=_TIMEOUT)
+            return C.all_reduce_done(handle, x.dtype, [p.shape for p in parts])[-1]
+        return _members(tf, member)
+    return build
+
+
 def _gather(v2):
     def build(tf, a, b):
         from sparseflow._src.ops.collective_ops import all_gather
@@ -136,6 +154,10 @@ ENTRIES = [
     OpEntry("CollectiveReduceV2", _samples(_check_reduce, ("Add", "Max"), means=True), build=_reduce(True), **_COMMON),
     OpEntry("CollectiveGather", _samples(_check_gather), build=_gather(False), **_COMMON),
     OpEntry("CollectiveGatherV2", _samples(_check_gather), build=_gather(True), **_COMMON),
+]
+ENTRIES += [
+    OpEntry("CollectiveReduceStart", _samples(_check_reduce, means=True), build=_reduce_start_done(False), **_COMMON),
+    OpEntry("CollectiveReduceDone", _samples(_check_reduce, means=True), build=_reduce_start_done(True), **_COMMON),
 ]
 for _v2, _suffix in ((False, ""), (True, "V2")):
     for _op in ("CollectiveBcastSend", "CollectiveBcastRecv"):  # V1's receiver needs a static shape attr

@@ -30,6 +30,7 @@ A TF1-style program::
 from __future__ import annotations
 
 import contextlib
+import time
 
 from sparseflow._src.distributed.resolve import resolve_cluster
 from sparseflow._src.distributed.server import Server
@@ -157,6 +158,34 @@ class Strategy:
             save_checkpoint_steps=save_checkpoint_steps, save_checkpoint_secs=save_checkpoint_secs,
             save_summaries_steps=None, save_summaries_secs=None, log_step_count_steps=None,
             max_wait_secs=max_wait_secs, **kwargs)
+
+    def initialize(self, sess, init_op=None, timeout: float = 600.0) -> None:
+        """For a plain ``tf.Session`` on ``target`` (no ``training_session``): the chief runs ``init_op``
+        (default: initialize the global variables), the others wait until it has (polling,
+        ``DeadlineExceededError`` after ``timeout`` seconds); every worker then initializes its local
+        variables."""
+        from sparseflow._src.ops.variables import (
+            global_variables,
+            global_variables_initializer,
+            local_variables_initializer,
+            report_uninitialized_variables,
+        )
+
+        with sess.graph.as_default():
+            init = init_op if init_op is not None else global_variables_initializer()
+            not_ready = report_uninitialized_variables(global_variables())
+            local = local_variables_initializer()
+        if self.is_chief:
+            sess.run(init)
+        else:
+            deadline, pause = time.monotonic() + timeout, 0.05
+            while len(sess.run(not_ready)):
+                if time.monotonic() + pause > deadline:
+                    raise errors.DeadlineExceededError(None, None, f"the chief did not initialize the model within "
+                                                                   f"{timeout:g} s")
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
+        sess.run(local)
 
     def finish(self, sess, timeout: float = 600.0) -> None:
         """Marks this worker done; the chief returns once every worker is (``DeadlineExceededError``
