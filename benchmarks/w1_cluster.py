@@ -10,11 +10,12 @@ run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/pe
   mirrored``: dense variables mirrored on every worker, gradients all-reduced in buckets, tables
   sharded over the workers and trained synchronously) or ``HybridStrategy`` (``--strategy hybrid
   [--staleness K]``: the same with the tables' rows pushed asynchronously);
-- each worker trains its own contiguous shard of the training rows for one epoch, the first 5 steps
-  untimed; the chief (worker 0) initializes (``strategy.initialize``: the others wait for it, or
-  with the all-reduce strategies take its values by broadcast). The PS strategies train
-  asynchronously with the full batch per worker; the all-reduce ones split the batch over the
-  workers (``BATCH // workers`` each: the same total batch per step as one process);
+- each worker trains one epoch, the first 5 steps untimed; the chief (worker 0) initializes
+  (``strategy.initialize``: the others wait for it, or with the all-reduce strategies take its
+  values by broadcast). The PS strategies train asynchronously, each worker its own contiguous
+  shard of the training rows with the full batch; the all-reduce ones split each batch of the
+  one-process run over the workers (``BATCH // workers`` rows each: global step s trains the local
+  run's batch s);
 - the chief waits until every worker is done (``strategy.finish``), then evaluates the exact rank
   AUC on the last 10% of rows; the other workers stay until it has (``strategy.release``).
 
@@ -184,9 +185,13 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
     keys, dense, labels = load(args.data, args.rows)
     n = len(labels)
     n_train = int(n * 0.9)
-    per = n_train // num_workers
-    lo = index * per
-    steps = per // batch
+    if args.strategy in SPLITS_BATCH:  # global step s: the local run's batch s, split over the workers
+        steps = n_train // (batch * num_workers)
+        starts = [(s * num_workers + index) * batch for s in range(steps)]
+    else:  # a contiguous shard per worker
+        per = n_train // num_workers
+        steps = per // batch
+        starts = [index * per + s * batch for s in range(steps)]
     g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=strategy.device_function(),
                                                             wrap_optimizer=strategy.wrap_optimizer)
     with g.as_default(), tf.Session(strategy.target, graph=g) as sess:
@@ -197,7 +202,7 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
             if s == warmup:
                 stamps.append(time.time())
                 cpu0 = time.process_time()
-            a, b = lo + s * batch, lo + (s + 1) * batch
+            a, b = starts[s], starts[s] + batch
             step(keys[a:b], dense[a:b], labels[a:b])
         stamps.append(time.time())
         cpu = time.process_time() - cpu0

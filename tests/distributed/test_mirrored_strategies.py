@@ -112,7 +112,7 @@ def test_placement_and_the_clusters_they_refuse():
                                     bucket_bytes=0, start_server=False)
 
 
-def test_tables_outside_the_scope_are_refused():
+def test_tables_outside_the_scope_or_sharded_otherwise_are_refused():
     s = MultiWorkerMirroredStrategy(SimpleClusterResolver(_spec({"worker": 2}), task_type="worker", task_id=0),
                                     start_server=False)
     with tf.Graph().as_default():
@@ -120,6 +120,12 @@ def test_tables_outside_the_scope_are_refused():
         with s.scope():
             loss = tf.reduce_sum(table.lookup(tf.constant([1, 2], tf.int64)))
             with pytest.raises(ValueError, match=r"\['local'\] are not sharded over the workers"):
+                embedding.minimize(loss, s.wrap_optimizer(tf.train.GradientDescentOptimizer(0.1)))
+    with tf.Graph().as_default():
+        with s.scope():
+            table = embedding.EmbeddingTable("reversed", 2, devices=["/job:worker/task:1", "/job:worker/task:0"])
+            loss = tf.reduce_sum(table.lookup(tf.constant([1, 2], tf.int64)))
+            with pytest.raises(ValueError, match="'reversed' is sharded over .* not one shard per worker in order"):
                 embedding.minimize(loss, s.wrap_optimizer(tf.train.GradientDescentOptimizer(0.1)))
 
 
@@ -325,3 +331,13 @@ def test_wrap_optimizer_is_idempotent_and_ps_strategies_are_unaffected():
     ps = PsStrategy(SimpleClusterResolver(_spec({"worker": 1}), task_type="worker", task_id=0), start_server=False)
     plain = tf.train.AdamOptimizer()
     assert ps.wrap_optimizer(plain) is plain
+
+
+@pytest.mark.parametrize("module", ["mirrored_strategies", "all_reduce_optimizer"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"sparseflow._src.training.distribute.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

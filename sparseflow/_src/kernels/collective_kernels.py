@@ -7,8 +7,8 @@ reached over shared memory or gRPC), or, in a local session, an in-process one (
 devices of this process).
 
 ``CollectiveReduceStart`` copies its inputs into one flat buffer and hands the run to a thread of
-its own (an elastic pool: runs never queue behind each other, so members that start buckets in
-different orders cannot deadlock), returning a handle at once; ``CollectiveReduceDone`` waits for
+its own (runs never queue behind each other, so members that start buckets in different orders
+cannot deadlock), returning a handle at once; ``CollectiveReduceDone`` waits for
 it under the step's deadline and cancellation and splits the buffer back. A run that fails in the
 background aborts its step at once (with the run's error, naming the missing member), so an op
 that waits meanwhile -- on a queue, a table, another task -- stops too instead of hanging.
@@ -17,6 +17,7 @@ that waits meanwhile -- on a queue, a table, another task -- stops too instead o
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 
 import numpy as np
 
@@ -24,10 +25,26 @@ from sparseflow._src.framework import errors
 from sparseflow._src.kernels import collective_ring as R
 from sparseflow._src.kernels.collective_executor import executor_of
 from sparseflow._src.kernels.registry import register_kernel
-from sparseflow._src.runtime.threads import ElasticPool
 
-_RUNS = ElasticPool("sparseflow-collective-run")
+#: ops whose kernel only starts a run and never blocks: the master orders them as early as it can
+STARTS_EARLY = frozenset({"CollectiveReduceStart"})
 _POLL_SECONDS = 0.1  # how often a Done waiting for its run checks the step
+
+
+def _start_run(fn) -> concurrent.futures.Future:
+    """``fn()`` on a thread of its own (runs never queue behind each other: members that start their
+    buckets in different orders cannot deadlock)."""
+    fut: concurrent.futures.Future = concurrent.futures.Future()
+
+    def body():
+        if fut.set_running_or_notify_cancel():
+            try:
+                fut.set_result(fn())
+            except BaseException as e:  # noqa: BLE001 - handed to the Done kernel
+                fut.set_exception(e)
+
+    threading.Thread(target=body, name="sparseflow-collective-run", daemon=True).start()
+    return fut
 
 
 def _worker(node):
@@ -182,7 +199,7 @@ def _reduce_start(node):
                 _abort_step(ctx, e)
                 raise
 
-        return _StartedRun(_RUNS.submit(work), [a.shape for a in arrays], what)
+        return _StartedRun(_start_run(work), [a.shape for a in arrays], what)
 
     return compute
 

@@ -23,7 +23,8 @@ waits at most ``timeout_seconds`` (0: ``SPARSEFLOW_COLLECTIVE_TIMEOUT``, 120 s b
 never beyond the step's deadline; a member that does not take part is named in the error.
 The Start/Done pair (XLA's
 ``all-reduce-start`` / ``all-reduce-done``) lets an all-reduce overlap with the ops that run between
-them: the master orders a Start as early as it can and a Done as late as it can (runtime/master.py).
+them: the master orders a Start as early as it can and a Done as late as it can (runtime/master.py,
+``kernels.collective_kernels.STARTS_EARLY``).
 Members in other processes are reached through the ``tf.train.Server`` of the session
 (shared memory on the same host, gRPC otherwise; see docs/distributed.md). Like TensorFlow's,
 these ops have no gradient.
@@ -49,13 +50,11 @@ from sparseflow._src.framework.tensor_shape import TensorShape, as_shape, unknow
 from sparseflow._src.ops.array_util import constant_value_as_shape
 
 __all__ = ["all_reduce", "all_reduce_v2", "all_gather", "all_gather_v2", "broadcast_send", "broadcast_recv",
-           "broadcast_send_v2", "broadcast_recv_v2", "all_reduce_start", "all_reduce_done", "COLLECTIVE_OP_TYPES",
-           "STARTS_EARLY"]
+           "broadcast_send_v2", "broadcast_recv_v2", "all_reduce_start", "all_reduce_done", "COLLECTIVE_OP_TYPES"]
 
 COLLECTIVE_OP_TYPES = ("CollectiveReduce", "CollectiveGather", "CollectiveBcastSend", "CollectiveBcastRecv",
                        "CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2", "CollectiveBcastRecvV2",
                        "CollectiveReduceStart", "CollectiveReduceDone")
-STARTS_EARLY = frozenset({"CollectiveReduceStart"})  # never blocks: ordered as early as its inputs allow
 
 _REDUCE_T = "T: {bfloat16, float, half, double, int32, int64}"
 _GATHER_T = "T: {float, half, double, int32, int64}"

@@ -371,7 +371,7 @@ def _global_order(ir: GraphIR) -> list:
       that its run overlaps with the ops after it (a gradient bucket's all-reduce with the rest of
       the backward pass)."""
     from sparseflow._src.framework.toposort import stable_toposort
-    from sparseflow._src.ops.collective_ops import STARTS_EARLY
+    from sparseflow._src.kernels.collective_kernels import STARTS_EARLY
 
     nodes = ir.nodes
     pos = {n.name: i for i, n in enumerate(nodes)}

@@ -5,12 +5,12 @@
   restores them and broadcasts them when the session starts; each step every worker averages the
   dense gradients with the others (all-reduce in buckets, overlapping the backward pass:
   all_reduce_optimizer.py) and applies the same update. Synchronous. Embedding tables are sharded
-  over the workers (as ``PsStrategy`` shards them) and trained synchronously too: each worker's
-  row gradients are summed by key on the shards that own the keys (one ``TableAccumulate`` per
-  task), the chief applies their average once per step (with each table's per-row optimizer),
-  and a small all-reduce ends the step, so no worker pulls a row before its update is in. With
-  the same seeds and data, N workers with batch B give the dense parameters of one process with
-  batch N*B.
+  over the workers (as ``PsStrategy`` shards them) and trained synchronously too, with no state
+  kept between steps: every worker all-gathers the row gradients (keys, gradients, counters) of
+  the step, keeps the keys its own shard owns and applies their mean over the workers there once,
+  with the table's per-row optimizer; the last dense bucket waits for that push, so no worker
+  pulls a row before its update is in. With the same seeds and data, N workers with batch B give
+  the parameters (dense and table rows) of one process with batch N*B.
 * ``HybridStrategy``: the same mirrored dense variables and all-reduced dense gradients; the
   tables' rows are pushed asynchronously instead, each worker its share of the global mean
   gradient (1/N of its own), applied by the shard's per-row optimizer as it arrives. ``staleness``
@@ -154,6 +154,13 @@ class MultiWorkerMirroredStrategy(Strategy):
         by_table: dict = {}
         for grad, lk in pairs:
             by_table.setdefault(lk.table.name, (lk.table, []))[1].append((grad, lk))
+        workers = [DeviceSpec.from_string(w) for w in self.workers]
+        for table, _ in by_table.values():  # each worker pushes into the shard on its own task
+            shards = [DeviceSpec.from_string(d) for d in table.shard_devices]
+            if [(d.job, d.task) for d in shards] != [(w.job, w.task) for w in workers]:
+                raise ValueError(f"{type(self).__name__}: embedding table {table.name!r} is sharded over "
+                                 f"{table.shard_devices}, not one shard per worker in order: create it inside "
+                                 f"strategy.scope() without devices=.")
         g = get_default_graph()
         pushes, gathered = [], {}
         with g.device(self.task_device), g.name_scope("mirrored_table_sync"):

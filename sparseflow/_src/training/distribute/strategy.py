@@ -7,11 +7,16 @@ trains, places the model (``scope()``: a device function for variables and embed
 wraps the dense optimizer (``wrap_optimizer``: e.g. ``SyncReplicasOptimizer`` for synchronous
 steps), opens the training session (``training_session()``: a ``MonitoredTrainingSession`` on
 the task's server, the chief checkpointing) and ends a run together (``finish()``: the chief
-waits until every worker is done, then the others may leave).
+waits until every worker is done, then the others may leave). ``initialize(sess)`` does for a plain
+``tf.Session`` on ``target`` what the training session's scaffold does.
+
+The strategies: ``ParameterServerStrategy`` and ``PsStrategy`` (ps_strategies.py: parameters on
+servers), ``MultiWorkerMirroredStrategy`` and ``HybridStrategy`` (mirrored_strategies.py: dense
+variables on every worker, gradients all-reduced; tables sharded over the workers).
 
 A TF1-style program::
 
-    strategy = sparseflow.distribute.ParameterServerStrategy()   # or PsStrategy(), ...
+    strategy = sparseflow.distribute.ParameterServerStrategy()   # or PsStrategy(), HybridStrategy(), ...
     if strategy.serves_only:
         strategy.join()
     with tf.Graph().as_default():
