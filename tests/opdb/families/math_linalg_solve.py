@@ -39,6 +39,10 @@ def _qr(tf, input, full_matrices=False):
 
 _SINGULAR = T([[1.0, 2.0], [2.0, 4.0]])
 
+_COMPLEX_GRAD_DIFFERS = ("TensorFlow 2.21's complex gradient disagrees with finite differences of "
+                         "L = Re(sum(conj(u) * y)) (dL/dRe + i dL/dIm); sparseflow's agrees with them to ~1e-9")
+
+
 ENTRIES = [
     OpEntry("Cholesky", [
         Sample("matrix", {"input": near_identity(3, 3)}, fd=True),
@@ -88,14 +92,15 @@ ENTRIES = [
                                 "l2_regularizer": np.float64(0)}, {"fast": False}, grad=False),
         Sample("empty_batch", {"matrix": empty(0, 3, 2), "rhs": empty(0, 3, 1), "l2_regularizer": np.float64(0)}),
         Sample("rows_mismatch", {"matrix": regular(3, 2), "rhs": regular(2, 1), "l2_regularizer": np.float64(0)}),
-    ], dtypes=("float32", "float64", "complex64", "complex128"), rtol=1e-4, grad_rtol=1e-3),
+    ], dtypes=("float32", "float64", "complex64", "complex128"), rtol=1e-4, grad_rtol=1e-3,
+        differs={"*|complex*:grad": _COMPLEX_GRAD_DIFFERS}),
     OpEntry("MatrixSquareRoot", [
         Sample("matrix", {"input": near_identity(3, 3)}, fd=True),
         Sample("batch", {"input": near_identity(2, 2, 2, seed=1)}, fd=True),
         Sample("one_by_one", {"input": near_identity(1, 1)}, fd=True),
         Sample("empty_batch", {"input": empty(0, 2, 2)}),
         *_square_errors(),
-    ], rtol=1e-4, grad_rtol=1e-3),
+    ], rtol=1e-4, grad_rtol=1e-3, differs={"*|complex*:grad": _COMPLEX_GRAD_DIFFERS}),
     OpEntry("Qr", [
         Sample("square", {"input": near_identity(3, 3)}, fd=True),
         Sample("tall", {"input": regular(4, 2)}, fd=True),
