@@ -152,7 +152,6 @@ def test_every_differentiable_op_checks_gradients_on_empty_inputs_and_at_unknown
 
 
 # Ops merged (session 20) alongside the stricter check above, whose entries still lack an empty-input sample
-# with a gradient at unknown rank; their gradients are checked at known shapes (tests/grad/test_spectral_grad.py,
-# tests/grad/cases_tf1core.py). To add with their samples and fixtures, then this set shrinks to nothing.
-EDGE_PENDING = frozenset({"FFT", "FFT2D", "FFT3D", "IFFT", "IFFT2D", "IFFT3D", "RFFT", "RFFT2D", "RFFT3D", "IRFFT",
-                          "IRFFT2D", "IRFFT3D", "MatrixSolveLs", "Qr"})
+# with a gradient at unknown rank; their gradients are checked at known shapes (tests/grad/cases_tf1core.py).
+# To add with their samples and fixtures; then this set shrinks to nothing.
+EDGE_PENDING = frozenset({"MatrixSolveLs", "Qr"})
