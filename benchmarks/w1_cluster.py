@@ -78,7 +78,7 @@ def launch(args, make_data) -> dict:
     t0 = min(o["t_start"] for o in outs)
     t1 = max(o["t_end"] for o in outs)
     examples = sum(o["timed_examples"] for o in outs)
-    steps = examples / chief_batch(outs)
+    steps = sum(o["timed_examples"] / o["batch"] for o in outs)
     worker_cpu = sum(o["cpu_s"] for o in outs)
     ps_cpu = sampler.cpu_between(t0, t1)
     chief = outs[0]
@@ -91,10 +91,6 @@ def launch(args, make_data) -> dict:
             "cpu_ms_per_step": round((worker_cpu + (ps_cpu or 0.0)) / steps * 1e3, 1),
             "worker_cpu_ms_per_step": round(worker_cpu / steps * 1e3, 1),
             "ps_cpu_ms_per_step": None if ps_cpu is None else round(ps_cpu / steps * 1e3, 1)}
-
-
-def chief_batch(outs) -> int:
-    return outs[0]["batch"]
 
 
 class _CpuSampler:
