@@ -54,6 +54,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+# Fused element-wise kernels compile their numba loop when the plan is built, so that compilation
+# falls in the untimed warm-up (by default it happens after 16 calls: inside W1's timed window).
+os.environ.setdefault("SPARSEFLOW_FUSED_JIT_AFTER", "0")
 
 import sparseflow as tf  # noqa: E402
 from sparseflow import embedding  # noqa: E402
