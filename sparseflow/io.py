@@ -13,6 +13,7 @@ from sparseflow._src.ops.file_ops import (
     serialize_tensor,
     write_file,
 )
+from sparseflow._src.ops.misc_compat_ops import decode_json_example
 from sparseflow._src.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,
