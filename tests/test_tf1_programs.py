@@ -1,7 +1,8 @@
 """TF1 programs run unchanged with ``import sparseflow as tf`` and print what TensorFlow printed: the
 corpus of ../shared/tf1-programs (bit-exact random streams: the runner's default mode), and this
 suite's own programs in tf1_programs/ (summaries and TensorBoard, debugging ops and Python functions,
-einsum and templates, linear algebra/sorting/scattering, readers/sets/sparse utilities; ``tf1_programs/NAME.expected`` recorded by ``tf1_programs/record_expected.sh``).
+einsum and templates, linear algebra/sorting/scattering, readers/sets/sparse utilities;
+``tf1_programs/NAME.expected`` recorded by ``tf1_programs/record_expected.sh``).
 """
 
 import math
