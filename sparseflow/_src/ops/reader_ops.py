@@ -124,6 +124,17 @@ def _as_int64(value):
     return t if t.dtype.base_dtype == dtypes.int64 else cast(t, dtypes.int64)
 
 
+def _compression_name(options) -> str:
+    """'', 'ZLIB' or 'GZIP' from a ``TFRecordOptions`` (its ``compression_type``), a name or TF1's enum value."""
+    kind = getattr(options, "compression_type", options)
+    kind = {None: "", 0: "", 1: "ZLIB", 2: "GZIP"}.get(kind, kind)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind).upper()
+    kind = "" if kind == "NONE" else kind
+    if kind not in ("", "ZLIB", "GZIP"):
+        raise ValueError(f"TFRecordReader: unsupported compression {options!r} (use '', 'ZLIB' or 'GZIP')")
+    return kind
+
+
 def _make(op_type, attrs, name):
     return apply_op(op_type, [], {k: v for k, v in attrs.items() if v is not None}, name=name).outputs[0]
 
@@ -139,9 +150,7 @@ class TFRecordReader(ReaderBase):
     """The records of TFRecord files (``options``: a ``tf.python_io.TFRecordOptions`` or None)."""
 
     def __init__(self, name=None, options=None):
-        from sparseflow._src.data.record_io import compression_name
-
-        compression = None if options is None else compression_name(options, "TFRecordReader options")
+        compression = None if options is None else _compression_name(options)
         super().__init__(_make("TFRecordReaderV2", {"compression_type": compression}, name))
 
 
