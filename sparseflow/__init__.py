@@ -142,6 +142,7 @@ from sparseflow._src.ops.math_misc_ops import (
 )
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.math_special_ops import *
+from sparseflow._src.ops.misc_compat_ops import *
 from sparseflow._src.ops.nn_ops import *
 from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.parsing_ops import *

@@ -25,6 +25,7 @@ from sparseflow._src.ops.image_codec_ops import (
     extract_jpeg_shape,
     is_jpeg,
 )
+from sparseflow._src.ops.misc_compat_ops import decode_json_example
 from sparseflow._src.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,

@@ -4,6 +4,7 @@
 # ruff: noqa: F401
 from sparseflow._src.ops.array_shape_ops import matrix_transpose
 from sparseflow._src.ops.array_shape_ops import matrix_transpose as transpose
+from sparseflow._src.ops.clip_ops import global_norm
 from sparseflow._src.ops.math_einsum import einsum
 from sparseflow._src.ops.math_linalg import adjoint, eye, norm, svd, trace
 from sparseflow._src.ops.math_linalg import diag as tensor_diag

@@ -25,4 +25,5 @@ for _name in _FROM_NN:
     globals()[_name] = getattr(_nn_ops, _name, None) or getattr(_nn, _name)
 del _name
 
+from sparseflow._src.ops.array_shape_ops import invert_permutation  # noqa: E402
 from sparseflow._src.ops.math_special_ops import betainc, igamma, igammac, lbeta, polygamma, zeta  # noqa: E402

@@ -80,7 +80,7 @@ for _op_type in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperati
 
 # File and byte ops (file_ops): strings in or out.
 for _op_type in ("ReadFile", "WriteFile", "MatchingFiles", "DecodeRaw", "DecodeCompressed", "SerializeTensor",
-                 "ParseTensor"):
+                 "ParseTensor", "DecodeJSONExample"):
     NotDifferentiable(_op_type)
 
 # Readers (reader_ops) produce strings from files.

@@ -168,3 +168,25 @@ def _parse_tensor(node):
         return as_output(value)
 
     return compute
+
+
+@register_kernel("DecodeJSONExample")
+def _decode_json_example(node):
+    from google.protobuf import json_format
+
+    from sparseflow._src.framework.proto.example_pb2 import Example
+
+    def one(text) -> bytes:
+        text = text.decode("utf-8") if isinstance(text, bytes) else str(text)
+        try:
+            return json_format.Parse(text, Example()).SerializeToString(deterministic=True)
+        except json_format.ParseError as e:
+            raise invalid(f"Error while parsing JSON: {e}") from None
+
+    def compute(json_examples):
+        strings = np.asarray(json_examples, dtype=object)
+        out = np.empty(strings.shape, dtype=object)
+        out.reshape(-1)[:] = [one(s) for s in strings.reshape(-1)]
+        return out
+
+    return compute

@@ -101,3 +101,29 @@ ENTRIES = [
         Sample("not_scalar", {"serialized": _s(b"")}, {"out_type": "float32"}),
     ], dtypes=(None,), name="ParseTensor_raw"),
 ]
+
+def decoded_examples(values: np.ndarray) -> np.ndarray:
+    """Serialized Examples as their content: a repeated number may be written packed (as sparseflow's
+    protobuf writes it) or one field per value (as TensorFlow's JSON converter does); both parse to
+    the same message, which is compared re-serialized."""
+    from sparseflow._src.framework.proto.example_pb2 import Example
+
+    def one(blob: bytes) -> bytes:
+        message = Example()
+        message.ParseFromString(bytes(blob))
+        return message.SerializeToString(deterministic=True)
+
+    return np.array([one(v) for v in values.reshape(-1)], dtype=object).reshape(values.shape)
+
+
+_JSON = '{"features": {"feature": {"a": {"int64List": {"value": ["1", "-2"]}}, "b": {"floatList": {"value": [0.5]}}}}}'
+ENTRIES += [
+    OpEntry("DecodeJSONExample", [
+        Sample("examples", {"json_examples": _s(_JSON.encode(), b"{}")}),
+        Sample("matrix", {"json_examples": _s(b"{}", b"{}").reshape(2, 1)}),
+        Sample("bytes_feature", {"json_examples": _s(b'{"features": {"feature": {"s": {"bytesList": {"value": '
+                                                     b'["aGk="]}}}}}')}),
+        Sample("bad_json", {"json_examples": _s(b"{not json")}),
+        Sample("unknown_field", {"json_examples": _s(b'{"nope": 1}')}),
+    ], dtypes=(None,), canonical=decoded_examples),
+]
