@@ -49,6 +49,7 @@ class ParameterServerStrategy(Strategy):
     def __init__(self, cluster_resolver=None, sync=False, **kwargs):
         self.sync = bool(sync)
         self._sync_optimizer = None
+        self._coord = self._steps_session = None  # the chief's synchronous steps (``_start_sync_steps``)
         super().__init__(cluster_resolver, **kwargs)
 
     def _check_cluster(self):
@@ -107,20 +108,26 @@ class ParameterServerStrategy(Strategy):
         if not self.is_chief:
             sess.run(opt.local_step_init_op)
             return
+        self._stop_sync_steps(60.0, report=False)  # a training session re-created after an error restarts them
         sess.run(opt.chief_init_op)
         sess.run(self._first_tokens)
         self._steps_session = Session(self.target, graph=sess.graph)
         self._coord = Coordinator()
         opt.get_chief_queue_runner().create_threads(self._steps_session, coord=self._coord, daemon=True, start=True)
 
-    def _stop_sync_steps(self, timeout: float) -> None:
-        coord, session = getattr(self, "_coord", None), getattr(self, "_steps_session", None)
+    def _stop_sync_steps(self, timeout: float, report: bool = True) -> None:
+        """Stops the chief's steps; raises the error that stopped them first, if any (``report``)."""
+        coord, session = self._coord, self._steps_session
         if coord is None:
             return
         self._coord = self._steps_session = None
         coord.request_stop()
         session.close()  # cancels the pending step on every task
-        coord.join(stop_grace_period_secs=timeout, ignore_live_threads=True)
+        try:
+            coord.join(stop_grace_period_secs=timeout, ignore_live_threads=True)
+        except Exception:
+            if report:
+                raise
 
     def finish(self, sess, timeout: float = 600.0) -> None:
         self._barrier_ops()
