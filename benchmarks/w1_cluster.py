@@ -5,17 +5,19 @@ run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/pe
 - workers build the model in the scope of their strategy (``sparseflow.distribute``):
   ``ParameterServerStrategy`` (``--ps N``, as ``tf.train.replica_device_setter``: dense variables
   and their Adam updates on the ps tasks, both embedding tables sharded over all ps tasks, one pull
-  and one push per ps per step for both tables), ``PsStrategy`` (``--strategy ps``, no ps tasks:
-  the same layout over the workers themselves), ``MultiWorkerMirroredStrategy`` (``--strategy
-  mirrored``: dense variables mirrored on every worker, gradients all-reduced in buckets, tables
-  sharded over the workers and trained synchronously) or ``HybridStrategy`` (``--strategy hybrid
-  [--staleness K]``: the same with the tables' rows pushed asynchronously);
+  and one push per ps per step for both tables; with ``--sync`` through ``SyncReplicasOptimizer``:
+  each global step averages one gradient of every worker, the tables' by key), ``PsStrategy``
+  (``--strategy ps``, no ps tasks: the same layout over the workers themselves),
+  ``MultiWorkerMirroredStrategy`` (``--strategy mirrored``: dense variables mirrored on every
+  worker, gradients all-reduced in buckets, tables sharded over the workers and trained
+  synchronously) or ``HybridStrategy`` (``--strategy hybrid [--staleness K]``: the same with the
+  tables' rows pushed asynchronously);
 - each worker trains one epoch, the first 5 steps untimed; the chief (worker 0) initializes
   (``strategy.initialize``: the others wait for it, or with the all-reduce strategies take its
   values by broadcast). The PS strategies train asynchronously, each worker its own contiguous
-  shard of the training rows with the full batch; the all-reduce ones split each batch of the
-  one-process run over the workers (``BATCH // workers`` rows each: global step s trains the local
-  run's batch s);
+  shard of the training rows with the full batch; the synchronous ones (all-reduce, ``--sync``)
+  split each batch of the one-process run over the workers (``BATCH // workers`` rows each: global
+  step s trains the local run's batch s);
 - the chief waits until every worker is done (``strategy.finish``), then evaluates the exact rank
   AUC on the last 10% of rows; the other workers stay until it has (``strategy.release``).
 
@@ -43,12 +45,14 @@ def launch(args, make_data) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = args.data or make_data(os.path.join(tmp, "criteo_synthetic.tsv"))
         strategy = STRATEGY_ALIASES.get(args.strategy, args.strategy) or "parameter_server"
+        if args.sync and (strategy != "parameter_server" or not args.ps):
+            raise SystemExit("--sync is an option of the parameter_server strategy (--ps N)")
         ports = free_ports(args.ps + args.workers)
         hosts = ["--ps-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[:args.ps]),
                  "--worker-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[args.ps:])]
         base = [sys.executable, os.path.join(HERE, "widedeep_criteo.py"), "--data", path, *hosts,
                 "--seed", str(args.seed), "--profile-steps", "0", "--strategy", strategy,
-                "--staleness", str(args.staleness)]
+                "--staleness", str(args.staleness)] + (["--sync"] if args.sync else [])
         if args.bucket_bytes:
             base += ["--bucket-bytes", str(args.bucket_bytes)]
         if args.rows:
@@ -71,7 +75,7 @@ def launch(args, make_data) -> dict:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-    impl = IMPLS[strategy]
+    impl = IMPLS["parameter_server_sync" if args.sync else strategy]
     bad = [o for o in outs if "t_start" not in o]
     if bad:
         return {"impl": impl, "error": bad}
@@ -82,7 +86,10 @@ def launch(args, make_data) -> dict:
     worker_cpu = sum(o["cpu_s"] for o in outs)
     ps_cpu = sampler.cpu_between(t0, t1)
     chief = outs[0]
-    extra = {"staleness": args.staleness} if strategy == "hybrid" else {}
+    extra = ({"staleness": args.staleness} if strategy == "hybrid" else
+             # steps applied (each averages one gradient of every worker) of the steps each worker ran
+             {"sync": True, "global_steps": chief.get("global_steps"), "worker_steps": chief["steps"]} if args.sync
+             else {})
     return {"impl": impl, "strategy": strategy, **extra, "ps": args.ps, "workers": args.workers,
             "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
             "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
@@ -144,8 +151,15 @@ class _CpuSampler:
 
 STRATEGY_ALIASES = {"mirrored": "multi_worker_mirrored"}
 SPLITS_BATCH = ("multi_worker_mirrored", "hybrid")  # synchronous dense steps: BATCH // workers per worker
-IMPLS = {"parameter_server": "sparseflow_dist_async", "ps": "sparseflow_ps_strategy_async",
-         "multi_worker_mirrored": "sparseflow_mirrored_sync", "hybrid": "sparseflow_hybrid"}
+IMPLS = {"parameter_server": "sparseflow_dist_async", "parameter_server_sync": "sparseflow_dist_sync",
+         "ps": "sparseflow_ps_strategy_async", "multi_worker_mirrored": "sparseflow_mirrored_sync",
+         "hybrid": "sparseflow_hybrid"}
+
+
+def splits_batch(args) -> bool:
+    """Whether a global step trains one batch of the local run split over the workers (the synchronous
+    strategies: all-reduce, and ParameterServerStrategy with ``--sync``)."""
+    return args.strategy in SPLITS_BATCH or bool(getattr(args, "sync", False))
 
 
 def make_strategy(args, resolver):
@@ -158,7 +172,7 @@ def make_strategy(args, resolver):
         if args.strategy == "hybrid":
             return distribute.HybridStrategy(resolver, staleness=args.staleness, **kw)
         return distribute.MultiWorkerMirroredStrategy(resolver, **kw)
-    return distribute.ParameterServerStrategy(resolver)
+    return distribute.ParameterServerStrategy(resolver, sync=args.sync)
 
 
 def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None) -> dict | None:
@@ -168,6 +182,8 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
     from sparseflow._src.distributed.resolve import cluster_resolver_from_flags
 
     args.strategy = STRATEGY_ALIASES.get(args.strategy, args.strategy)
+    if args.sync and args.strategy not in (None, "parameter_server"):
+        raise SystemExit(f"--sync is an option of the parameter_server strategy (--ps N), not of {args.strategy}")
     job, index = args.task.split(":")
     index = int(index)
     resolver = cluster_resolver_from_flags(args.ps_hosts or "", args.worker_hosts, job, index)
@@ -176,12 +192,13 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
         strategy.join()
         return None
     num_workers = strategy.num_workers
-    if args.strategy in SPLITS_BATCH:
+    split = splits_batch(args)
+    if split:
         batch //= num_workers
     keys, dense, labels = load(args.data, args.rows)
     n = len(labels)
     n_train = int(n * 0.9)
-    if args.strategy in SPLITS_BATCH:  # global step s: the local run's batch s, split over the workers
+    if split:  # global step s: the local run's batch s, split over the workers
         steps = n_train // (batch * num_workers)
         starts = [(s * num_workers + index) * batch for s in range(steps)]
     else:  # a contiguous shard per worker
@@ -189,7 +206,8 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
         steps = per // batch
         starts = [index * per + s * batch for s in range(steps)]
     g, (k_ph, x_ph, y_ph), loss, train, probs, init = build(args.seed, device=strategy.device_function(),
-                                                            wrap_optimizer=strategy.wrap_optimizer)
+                                                            wrap_optimizer=strategy.wrap_optimizer,
+                                                            global_step=args.sync)
     with g.as_default(), tf.Session(strategy.target, graph=g) as sess:
         strategy.initialize(sess, init)
         step = sess.make_callable([train, loss], [k_ph, x_ph, y_ph])
@@ -204,9 +222,10 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
         cpu = time.process_time() - cpu0
         strategy.finish(sess)
         timed = (steps - warmup) * batch
+        applied = {"global_steps": int(sess.run(tf.train.get_global_step(g)))} if args.sync and index == 0 else {}
         out = {"task": index, "t_start": stamps[0], "t_end": stamps[-1], "timed_examples": timed,
                "examples_per_s": round(timed / (stamps[-1] - stamps[0]), 1), "test_auc": None, "rows": n,
-               "batch": batch, "blas": blas, "cpu_s": cpu}
+               "batch": batch, "steps": steps, "blas": blas, "cpu_s": cpu, **applied}
         if index == 0:
             predict = sess.make_callable(probs, [k_ph, x_ph])
             scores = np.concatenate([predict(keys[i:i + 16384], dense[i:i + 16384]) for i in range(n_train, n, 16384)])

@@ -114,13 +114,14 @@ DEEP_INIT_RANGE = 0.05  # deep rows ~ U(-0.05, 0.05), as TensorFlow's W1
 
 
 # ---------------------------------------------------------------------------- model
-def build(seed: int = 0, unseen_keys: str = "initial", device=None, wrap_optimizer=None):
+def build(seed: int = 0, unseen_keys: str = "initial", device=None, wrap_optimizer=None, global_step=False):
     """The W1 graph. ``unseen_keys``: what evaluation reads for a key training never saw: ``initial``
     (the row's initial value, what TensorFlow's bucketed tables hold: the same model as
     ``w1_tf_graph.py``) or ``zeros`` (the tables' inference lookups; nothing inserted). ``device``: a
     device (function) for the whole model, e.g. ``tf.train.replica_device_setter`` on a cluster,
     which puts the dense variables on the ps tasks and shards both tables over them.
-    ``wrap_optimizer``: a function of the dense optimizer (a strategy's ``wrap_optimizer``)."""
+    ``wrap_optimizer``: a function of the dense optimizer (a strategy's ``wrap_optimizer``).
+    ``global_step``: create one, incremented by the train op (a synchronous optimizer needs it)."""
     g = tf.Graph()
     with g.as_default(), g.device(device):
         tf.set_random_seed(seed)
@@ -156,7 +157,8 @@ def build(seed: int = 0, unseen_keys: str = "initial", device=None, wrap_optimiz
         train_logits = logits(True)
         loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=train_logits))
         dense_opt = tf.train.AdamOptimizer(1e-3)
-        train = embedding.minimize(loss, wrap_optimizer(dense_opt) if wrap_optimizer else dense_opt)
+        step = tf.train.get_or_create_global_step() if global_step else None
+        train = embedding.minimize(loss, wrap_optimizer(dense_opt) if wrap_optimizer else dense_opt, global_step=step)
         probs = tf.sigmoid(logits(False))
         init = tf.global_variables_initializer()
     return g, (keys, numerics, labels), loss, train, probs, init
@@ -231,6 +233,9 @@ def main(argv=None):
                          "multi_worker_mirrored (alias mirrored: dense variables mirrored and all-reduced, tables "
                          "sharded over the workers, synchronous) or hybrid (the same, tables pushed asynchronously); "
                          "the last two split the batch over the workers (same total batch as one process)")
+    ap.add_argument("--sync", action="store_true",
+                    help="parameter_server: synchronous steps (SyncReplicasOptimizer: one gradient of every worker "
+                         "per global step, table gradients aggregated by key), the batch split over the workers")
     ap.add_argument("--staleness", type=int, default=0, help="hybrid: steps of table pushes a worker may have in "
                                                              "flight (0: each step waits for its pushes)")
     ap.add_argument("--bucket-bytes", type=int, default=None, help="mirrored/hybrid: gradient bytes per all-reduce "

@@ -3,6 +3,7 @@ tf.train.Server each, 127.0.0.1): placement, equivalence with one process at the
 bit-identical mirrored variables, the chief's values broadcast at start, bucketed all-reduce
 overlapping the backward pass (step stats), and the bound on the hybrid's pushes in flight."""
 
+import json
 import threading
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import sparseflow as tf
 from sparseflow import embedding
-from sparseflow._src.distributed.cluster_resolver import SimpleClusterResolver
+from sparseflow._src.distributed.cluster_resolver import SimpleClusterResolver, TFConfigClusterResolver
 from sparseflow._src.kernels import embedding_cluster, embedding_service
 from sparseflow._src.kernels.embedding_cluster import flush_pending_pushes, pending_pushes
 from sparseflow._src.training.distribute.all_reduce_optimizer import plan_buckets
@@ -205,6 +206,62 @@ def test_mirrored_variables_stay_bit_identical_over_100_steps(name):
     assert chief["global_step"] == steps
     for var, value in chief.items():
         assert value.dtype == other[var].dtype and value.tobytes() == other[var].tobytes(), var
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_a_chief_job_takes_part_as_rank_0_of_the_workers(name):
+    """TF_CONFIG of a Kubeflow TFJob: {"chief": [...], "worker": [...]}; the chief trains, holds the
+    first table shard and is the first member of the all-reduce (as in TensorFlow's strategy)."""
+    ports = free_ports(2)
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    tasks = [{"type": "chief", "index": 0}, {"type": "worker", "index": 0}]
+    strategies = [STRATEGIES[name](TFConfigClusterResolver(environ={"TF_CONFIG": json.dumps(
+        {"cluster": cluster, "task": t})}), collective_timeout=60) for t in tasks]
+    assert [(s.worker_index, s.is_chief, s.num_workers) for s in strategies] == [(0, True, 2), (1, False, 2)]
+    assert strategies[1].workers == ["/job:chief/task:0", "/job:worker/task:0"]
+    steps = 5
+    keys, x, y = _data(steps, seed=5)
+    with tf.Graph().as_default():
+        (k, xp, yp), train, dense, table, _ = _model("adam")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for s in range(steps):
+                sess.run(train, {k: keys[s], xp: x[s], yp: y[s]})
+            want = sess.run(dense)
+
+    def work(i, strategy):
+        with tf.Graph().as_default():
+            with strategy.scope():
+                (k, xp, yp), train, dense, table, step = _model("adam", strategy.wrap_optimizer)
+            mirrored = strategy.mirrored_variables()
+            with strategy.training_session(max_wait_secs=60) as sess:
+                for s in range(steps):
+                    part = slice(i * B, (i + 1) * B)
+                    sess.run(train, {k: keys[s][part], xp: x[s][part], yp: y[s][part]})
+                values = {v.op.name: sess.run(v) for v in mirrored}
+                got = sess.run(dense)
+                strategy.finish(sess, timeout=60)
+            strategy.release(timeout=60)
+            return table.shard_devices, [v.device for v in dense], values, got
+
+    (shards0, devices0, chief, got0), (shards1, devices1, other, _) = _run_workers(strategies, work)
+    assert shards0 == shards1 == ["/job:chief/replica:0/task:0/device:CPU:0",
+                                  "/job:worker/replica:0/task:0/device:CPU:0"]
+    assert devices0 == ["/job:chief/task:0"] * 3 and devices1 == ["/job:worker/task:0"] * 3
+    assert chief["global_step"] == steps and chief.keys() == other.keys()
+    for var, value in chief.items():
+        assert value.tobytes() == other[var].tobytes(), var
+    if name == "mirrored":  # synchronous tables: one process's numbers
+        for g, w in zip(got0, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_clusters_with_more_than_one_chief_or_other_jobs_are_refused():
+    for jobs, match in (({"chief": 2, "worker": 1}, "one chief task"),
+                        ({"worker": 2, "sidecar": 1}, r"also has \['sidecar'\]")):
+        with pytest.raises(ValueError, match=match):
+            MultiWorkerMirroredStrategy(SimpleClusterResolver(_spec(jobs), task_type="worker", task_id=0),
+                                        start_server=False)
 
 
 def test_every_worker_starts_from_the_chiefs_values():

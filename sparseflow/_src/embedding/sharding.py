@@ -52,11 +52,16 @@ def shard_devices(devices) -> list[str] | None:
 
 def ps_devices_of_device_stack(graph) -> list[str] | None:
     """One device per ps task when the innermost device scope of ``graph`` is a
-    ``tf.train.replica_device_setter`` with ps tasks (None otherwise)."""
+    ``tf.train.replica_device_setter`` with ps tasks, or the devices a placement object's bound
+    device function names in its ``table_shard_devices`` (a strategy's: tasks of several jobs);
+    None otherwise."""
     for entry in reversed(getattr(graph, "_device_stack", [])):
         if entry is None or not callable(entry):
             return None  # an explicit device scope (or device(None)) decides
         chooser = getattr(entry, "__self__", None)
+        listed = getattr(chooser, "table_shard_devices", None)
+        if listed:
+            return list(listed)
         tasks = getattr(chooser, "_ps_tasks", None)
         ps_device = getattr(chooser, "_ps_device", None)
         if isinstance(tasks, int) and tasks > 0 and ps_device:

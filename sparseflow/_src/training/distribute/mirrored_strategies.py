@@ -19,7 +19,9 @@
   it pulls then miss at most its last k steps' pushes and the other workers' last k + 1).
 
 Both run between-graph, launched like ``PsStrategy`` (``sparseflow launch --ps 0 --workers N``,
-``mpiexec -n N``, ``TF_CONFIG`` of a worker job) and used as strategy.py shows: ``scope()``,
+``mpiexec -n N``, ``TF_CONFIG`` of a worker job, or of a chief and a worker job as Kubeflow's TFJob
+sets it: the chief is then a worker that also checkpoints, rank 0 of the all-reduce and the first
+table shard, as in TensorFlow) and used as strategy.py shows: ``scope()``,
 ``wrap_optimizer(opt)`` with ``sparseflow.embedding.minimize``, ``training_session()`` (its
 scaffold broadcasts the chief's variables), ``finish()`` and ``release()``. A plain ``tf.Session``
 on ``strategy.target`` works too, after ``strategy.initialize(sess)``. Every worker must run the
@@ -70,7 +72,6 @@ from sparseflow._src.ops import (
     nn_segment_ops,
 )
 from sparseflow._src.ops.variables import local_variables_initializer
-from sparseflow._src.training.device_setter import replica_device_setter
 from sparseflow._src.training.distribute.all_reduce_optimizer import AllReduceOptimizer
 from sparseflow._src.training.distribute.strategy import Strategy
 
@@ -118,18 +119,21 @@ class MultiWorkerMirroredStrategy(Strategy):
         if "ps" in self.cluster_spec.jobs and self.cluster_spec.num_tasks("ps"):
             raise ValueError(f"{type(self).__name__} has no ps job (the workers hold the variables and serve the "
                              f"table shards): launch with --ps 0, or use ParameterServerStrategy for ps tasks")
-        jobs = [j for j in self.TRAINING_JOBS if j in self.cluster_spec.jobs]
-        if len(jobs) != 1:
-            raise ValueError(f"{type(self).__name__} runs on one job of workers; the cluster has {jobs}")
-
-    @property
-    def _job(self) -> str:
-        return next(j for j in self.TRAINING_JOBS if j in self.cluster_spec.jobs)
+        other = sorted(set(self.cluster_spec.jobs) - set(self.TRAINING_JOBS) - {"ps", "evaluator"})
+        if other:
+            raise ValueError(f"{type(self).__name__} trains on the tasks of the chief and worker jobs; the cluster "
+                             f"also has {other}")
+        if "chief" in self.cluster_spec.jobs and self.cluster_spec.num_tasks("chief") > 1:
+            raise ValueError(f"{type(self).__name__}: a cluster has one chief task, this one "
+                             f"{self.cluster_spec.num_tasks('chief')}")
+        if not self.workers:
+            raise ValueError(f"{type(self).__name__} needs a chief or worker job: {self.cluster_spec.as_dict()}")
 
     def device_function(self):
-        """Everything (variables too) on this worker's task; embedding tables sharded over the workers."""
-        return replica_device_setter(ps_tasks=self.num_workers, ps_device=f"/job:{self._job}",
-                                     worker_device=self.task_device, ps_ops=[])
+        """Everything (variables too) on this worker's task; embedding tables sharded over the training
+        tasks, chief first (``/job:chief/task:0`` as in TensorFlow's MultiWorkerMirroredStrategy: a
+        worker that also checkpoints, rank 0 of the all-reduce), then the worker job's tasks."""
+        return _OnThisTask(self.task_device, self.workers).device_function
 
     def next_instance_key(self) -> int:
         """A new collective instance key (every worker builds its graph in the same order)."""
@@ -317,6 +321,19 @@ class HybridStrategy(MultiWorkerMirroredStrategy):
 
         flush_pending_pushes(self.server.worker, timeout)
         super().finish(sess, timeout)
+
+
+class _OnThisTask:
+    """A device function putting every op on ``task`` (merged with the op's own device, as
+    ``replica_device_setter`` does); embedding tables created under it are sharded over
+    ``table_shard_devices`` (read by the embedding layer)."""
+
+    def __init__(self, task: str, table_shard_devices):
+        self._task = DeviceSpec.from_string(task)
+        self.table_shard_devices = list(table_shard_devices)
+
+    def device_function(self, op):
+        return self._task.merge_from(DeviceSpec.from_string(op.device or "")).to_string()
 
 
 def _scaled(grad, scale):

@@ -30,17 +30,26 @@ from __future__ import annotations
 
 from sparseflow._src.training.device_setter import replica_device_setter
 from sparseflow._src.training.distribute.strategy import Strategy
+from sparseflow._src.training.session.session_run_hook import SessionRunHook
 
 __all__ = ["ParameterServerStrategy", "PsStrategy"]
 
 
 class ParameterServerStrategy(Strategy):
     """Separate ps tasks (see the module docstring). ``sync``: synchronous steps through
-    ``tf.train.SyncReplicasOptimizer`` aggregating one gradient per worker."""
+    ``tf.train.SyncReplicasOptimizer`` aggregating one gradient per worker.
+
+    With ``sync`` no token is handed out before the first step (``init_tokens`` = 0; TensorFlow's
+    hook default gives one per worker): every worker's gradient of global step s is then computed
+    from the parameters after step s - 1, so N workers with batch B train as one process with batch
+    N*B, and no gradient is computed twice from the initial parameters and dropped as stale."""
+
+    init_tokens = 0  # tokens in the queue before the first step (see the class docstring)
 
     def __init__(self, cluster_resolver=None, sync=False, **kwargs):
         self.sync = bool(sync)
         self._sync_optimizer = None
+        self._coord = self._steps_session = None  # the chief's synchronous steps (``_start_sync_steps``)
         super().__init__(cluster_resolver, **kwargs)
 
     def _check_cluster(self):
@@ -66,7 +75,7 @@ class ParameterServerStrategy(Strategy):
     def session_hooks(self) -> list:
         if self._sync_optimizer is None:
             return []
-        return [self._sync_optimizer.make_session_run_hook(self.is_chief)]
+        return [_SyncStepsHook(self)]
 
     def _barrier_ops(self):
         first = self._barrier is None
@@ -75,13 +84,68 @@ class ParameterServerStrategy(Strategy):
             # A worker that leaves may strand others waiting for a token of a step that will not
             # come: it hands out one token per worker (their gradients are then stale and dropped).
             self._release_tokens = self._sync_optimizer.get_init_tokens_op(self.num_workers)
+            self._first_tokens = self._sync_optimizer.get_init_tokens_op(self.init_tokens)
         return ops
+
+    def initialize(self, sess, init_op=None, timeout: float = 600.0) -> None:
+        """``Strategy.initialize``; with ``sync`` also what the sync optimizer's session hook does: the
+        local step from the global step, and on the chief the accumulators' step, the first tokens and
+        the thread applying each aggregated step (stopped by ``finish``)."""
+        super().initialize(sess, init_op, timeout)
+        if self._sync_optimizer is not None:
+            self._start_sync_steps(sess)
+
+    def _start_sync_steps(self, sess) -> None:
+        """The session-start part of synchronous training. The chief applies the aggregated steps in a
+        thread of a session of its own, which ``finish`` closes once every worker is done: that
+        cancels the thread's wait for gradients of a step no worker will run (a training session's
+        close would otherwise wait out its grace period for it)."""
+        from sparseflow._src.runtime.session import Session
+        from sparseflow._src.training.session.coordinator import Coordinator
+
+        opt = self._sync_optimizer
+        self._barrier_ops()
+        if not self.is_chief:
+            sess.run(opt.local_step_init_op)
+            return
+        self._stop_sync_steps(60.0, report=False)  # a training session re-created after an error restarts them
+        sess.run(opt.chief_init_op)
+        sess.run(self._first_tokens)
+        self._steps_session = Session(self.target, graph=sess.graph)
+        self._coord = Coordinator()
+        opt.get_chief_queue_runner().create_threads(self._steps_session, coord=self._coord, daemon=True, start=True)
+
+    def _stop_sync_steps(self, timeout: float, report: bool = True) -> None:
+        """Stops the chief's steps; raises the error that stopped them first, if any (``report``)."""
+        coord, session = self._coord, self._steps_session
+        if coord is None:
+            return
+        self._coord = self._steps_session = None
+        coord.request_stop()
+        session.close()  # cancels the pending step on every task
+        try:
+            coord.join(stop_grace_period_secs=timeout, ignore_live_threads=True)
+        except Exception:
+            if report:
+                raise
 
     def finish(self, sess, timeout: float = 600.0) -> None:
         self._barrier_ops()
         if self._sync_optimizer is not None:
             sess.run(self._release_tokens)
         super().finish(sess, timeout)
+        self._stop_sync_steps(timeout)  # the chief: every worker is done, no step is left to apply
+
+
+class _SyncStepsHook(SessionRunHook):
+    """``ParameterServerStrategy(sync=True)``'s hook in its training session: the sync optimizer's
+    session start, with the chief's steps applied in the strategy's own session (``finish`` stops them)."""
+
+    def __init__(self, strategy):
+        self._strategy = strategy
+
+    def after_create_session(self, session, coord):
+        self._strategy._start_sync_steps(session)
 
 
 class PsStrategy(Strategy):
