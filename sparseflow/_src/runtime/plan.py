@@ -21,7 +21,7 @@ from sparseflow._src.framework.ir import NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def, input_arg_flags
 from sparseflow._src.framework.toposort import CycleError, stable_toposort
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
-from sparseflow._src.runtime.plan_lanes import fork_runner, plan_forks, is_large
+from sparseflow._src.runtime.plan_lanes import fork_runner, is_large, plan_forks
 
 _plan_ids = itertools.count()
 CHECK_EVERY = 32  # ops between cancellation/deadline checks in a straight-line plan with a context
