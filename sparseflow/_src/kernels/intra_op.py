@@ -162,7 +162,8 @@ def run_beside(fn, *args):
     """Starts ``fn(*args)`` on a pool thread beside the caller and returns a function that waits for
     it and returns its result (re-raising its error). Until it ends, kernels on either thread see
     their share of the threads (:func:`intra_op_threads`): two GEMMs run at once on two cores are
-    each one BLAS call, instead of each split over both cores in turn.
+    each one BLAS call, instead of each split over both cores in turn. A job no thread has taken
+    when it is joined runs on the joining thread.
 
     >>> join = run_beside(sum, [1, 2, 3])
     >>> join()
@@ -187,7 +188,16 @@ def run_beside(fn, *args):
         with _lock:
             _beside -= 1
         raise
-    return future.result
+
+    def join():
+        global _beside
+        if future.cancel():  # no thread has taken it yet (its core is busy elsewhere): run it here
+            with _lock:
+                _beside -= 1
+            return fn(*args)
+        return future.result()
+
+    return join
 
 
 CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread that loses its core does fewer
