@@ -41,6 +41,16 @@ def test_table_ops_pair_only_across_tables_and_join_after_their_partner():
     assert plan_lanes.plan_forks(steps, {}) == {3: 5}  # 5 and 6 share table 0: they keep their order
 
 
+def test_a_table_push_runs_beside_the_dense_update_past_a_noop_that_waits_for_it():
+    steps = [_step(0, "EmbeddingHashTable"), _step(1, "EmbeddingHashTable"), _step(2, "Const"),
+             _step(3, "EmbeddingTablePush", [(0, 0), (2, 0)]),
+             _step(4, "EmbeddingTablePush", [(1, 0), (2, 0)]),
+             _step(5, "NoOp"), _step(6, "VariableV2"),
+             _step(7, "_GroupedApply", [(6, 0), (2, 0)])]
+    # both pushes go beside the caller, which runs the dense update; the NoOp does not wait for them
+    assert plan_lanes.plan_forks(steps, {5: {3, 4}}) == {3: None, 4: None}
+
+
 def _mlp_grads():
     rng = np.random.default_rng(0)
     x_val = rng.standard_normal((512, 96)).astype(np.float32)

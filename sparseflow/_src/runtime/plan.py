@@ -245,9 +245,16 @@ class Plan:
             lines.append(f"    v{f}_0 = _j{f}(); del _j{f}" if used_outputs.get(f) else f"    _j{f}(); del _j{f}")
             line_to_step[len(lines)] = f
 
+        carried: dict[int, set[int]] = {}  # NoOp step -> forks it waited for (joined by its users)
         for st in self.steps:
-            for f in [f for f in joins if any(p == f for p, _ in st.inputs) or f in self.after.get(st.index, ())
-                      or (forks[f] is not None and st.index >= forks[f])]:
+            deps = {p for p, _ in st.inputs} | self.after.get(st.index, set())
+            due = {f for f in joins if f in deps or (forks[f] is not None and st.index >= forks[f])}
+            for d in deps & carried.keys():
+                due |= carried[d] & set(joins)
+            if st.node.op == "NoOp" and not st.inputs and not st.needs_context:
+                carried[st.index] = due  # a NoOp does nothing: those who wait for it join its forks
+                due = {f for f in due if forks[f] is not None and st.index >= forks[f]}
+            for f in sorted(due):
                 join(f)
             kname = f"k{st.index}"
             env[kname] = st.compute

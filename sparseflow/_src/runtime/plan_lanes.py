@@ -31,6 +31,8 @@ GEMM_OPS = frozenset({"MatMul", "_FusedMatMul"})
 # Stateful, but each works on the table of its input 0 under that table's lock: two on different
 # tables may run at once (a training step's wide and deep pulls, and their pushes).
 TABLE_OPS = frozenset({"EmbeddingTablePull", "EmbeddingTablePush"})
+PARTNER_OPS = GEMM_OPS | TABLE_OPS | {"_GroupedApply"}  # heavy steps worth running beside a fork
+INERT_OPS = frozenset({"Const", "NoOp", "VariableV2", "VarHandleOp"})  # not counted in the window
 WINDOW = 6  # steps after a fork searched for its partner
 FORK_MIN_FLOP = 32_000_000  # products smaller than this (2*m*k*n) run where they are
 FORK_MIN_KEYS = 4096  # table ops on fewer keys run where they are
@@ -38,9 +40,11 @@ FORK_MIN_KEYS = 4096  # table ops on fewer keys run where they are
 
 def plan_forks(steps, after: dict[int, set[int]]) -> dict[int, int | None]:
     """``{fork step: step to join it before at the latest}`` (None: before its first use only).
-    A fork runs beside the caller while the caller runs the steps up to its partner: the next
-    forkable step of the plan's order that does not need it, within :data:`WINDOW` steps. A table
-    op is joined right after its partner, and no step up to the partner may use its table."""
+    A fork runs beside the caller while the caller runs the steps up to its partner: a heavy step
+    (:data:`PARTNER_OPS`) of the plan's order that does not need it, within :data:`WINDOW` steps
+    other than constants, variables and NoOps; one that is never forked if there is one (it may
+    partner several forks), else the first (which then stays on the caller). A table op is joined
+    before the next step that uses its table, and its partner comes before that step."""
     ancestors: list[int] = []  # bit set of each step's transitive inputs (data and control)
     for st in steps:
         bits = 0
@@ -48,21 +52,34 @@ def plan_forks(steps, after: dict[int, set[int]]) -> dict[int, int | None]:
             bits |= ancestors[p] | (1 << p)
         ancestors.append(bits)
     forks: dict[int, int | None] = {}
-    taken: set[int] = set()
+    taken: set[int] = set()  # partners that could have been forks: each runs beside one fork only
     for st in steps:
         i = st.index
         if i in taken or not _forkable(st):
             continue
         table = st.inputs[0][0] if st.node.op in TABLE_OPS else None
-        for j in range(i + 1, min(len(steps), i + 1 + WINDOW)):
-            if ancestors[j] >> i & 1:
+        join_by = None
+        if table is not None:
+            join_by = next((j for j in range(i + 1, len(steps)) if any(p == table for p, _ in steps[j].inputs)),
+                           None)
+        counted, first = 0, None
+        for j in range(i + 1, len(steps) if join_by is None else join_by):
+            if steps[j].node.op in INERT_OPS:
+                continue  # a NoOp that waits for the fork stands for it: its users join it (the plan)
+            counted += 1
+            if counted > WINDOW or ancestors[j] >> i & 1:
                 break  # a step before the partner needs the fork: nothing to overlap with
-            if table is not None and any(p == table for p, _ in steps[j].inputs):
-                break  # the same table: its ops keep their order
-            if j not in taken and _forkable(steps[j]):
-                forks[i] = None if table is None else j + 1
-                taken.update((i, j))
+            if j in taken or steps[j].node.op not in PARTNER_OPS:
+                continue
+            if not _forkable(steps[j]):
+                first = j  # stays on the caller whatever else is forked: it may partner several forks
                 break
+            if first is None:
+                first = j
+        if first is not None:
+            forks[i] = join_by
+            if _forkable(steps[first]):
+                taken.add(first)
     return forks
 
 
