@@ -33,7 +33,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["blas_info", "gemm_mode", "intra_op_threads", "parallel_for", "run_beside", "run_on_pool",
-           "set_gemm_mode", "set_intra_op_threads"]
+           "set_gemm_mode", "set_intra_op_threads", "total_threads"]
 
 GEMM_MODES = ("pool", "blas")
 _lock = threading.Lock()
@@ -55,8 +55,13 @@ def _cpu_count() -> int:
 def intra_op_threads() -> int:
     """Threads a kernel may use: the last ``intra_op_parallelism_threads`` set, else one per CPU,
     shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
-    total = _threads or _cpu_count()
+    total = total_threads()
     return max(1, total // (1 + _beside)) if _beside else total
+
+
+def total_threads() -> int:
+    """All the intra-op threads, whatever jobs run beside the caller (see :func:`intra_op_threads`)."""
+    return _threads or _cpu_count()
 
 
 def gemm_mode() -> str:
@@ -170,7 +175,7 @@ def run_beside(fn, *args):
     6
     """
     global _beside
-    total = _threads or _cpu_count()
+    total = total_threads()
     with _lock:
         _beside += 1
 

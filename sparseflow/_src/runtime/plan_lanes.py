@@ -113,7 +113,7 @@ def fork_runner(compute, large):
     are two threads or more, else runs it now; returns a function giving its result."""
 
     def start(*args):
-        if intra_op.intra_op_threads() >= 2 and large(*args):
+        if intra_op.total_threads() >= 2 and large(*args):  # a busy pool thread: joined here
             return intra_op.run_beside(compute, *args)
         value = compute(*args)
         return lambda: value
