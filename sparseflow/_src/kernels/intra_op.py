@@ -32,8 +32,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["blas_info", "gemm_mode", "intra_op_threads", "parallel_for", "run_on_pool", "set_gemm_mode",
-           "set_intra_op_threads"]
+__all__ = ["blas_info", "gemm_mode", "intra_op_threads", "parallel_for", "run_beside", "run_on_pool",
+           "set_gemm_mode", "set_intra_op_threads", "total_threads"]
 
 GEMM_MODES = ("pool", "blas")
 _lock = threading.Lock()
@@ -42,6 +42,7 @@ _gemm_mode = "pool"
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _controller = None
+_beside = 0  # jobs running beside the caller (run_beside): the threads are shared out among them
 
 
 def _cpu_count() -> int:
@@ -52,7 +53,14 @@ def _cpu_count() -> int:
 
 
 def intra_op_threads() -> int:
-    """Threads a kernel may use: the last ``intra_op_parallelism_threads`` set, else one per CPU."""
+    """Threads a kernel may use: the last ``intra_op_parallelism_threads`` set, else one per CPU,
+    shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
+    total = total_threads()
+    return max(1, total // (1 + _beside)) if _beside else total
+
+
+def total_threads() -> int:
+    """All the intra-op threads, whatever jobs run beside the caller (see :func:`intra_op_threads`)."""
     return _threads or _cpu_count()
 
 
@@ -153,6 +161,48 @@ def run_on_pool(fn, threads: int) -> None:
             # a helper that has not started (its thread had no core) finds nothing left: not waited for
             if not f.cancel():
                 f.result()
+
+
+def run_beside(fn, *args):
+    """Starts ``fn(*args)`` on a pool thread beside the caller and returns a function that waits for
+    it and returns its result (re-raising its error). Until it ends, kernels on either thread see
+    their share of the threads (:func:`intra_op_threads`): two GEMMs run at once on two cores are
+    each one BLAS call, instead of each split over both cores in turn. A job no thread has taken
+    when it is joined runs on the joining thread.
+
+    >>> join = run_beside(sum, [1, 2, 3])
+    >>> join()
+    6
+    """
+    global _beside
+    total = total_threads()
+    with _lock:
+        _beside += 1
+
+    def job():
+        global _beside
+        try:
+            return fn(*args)
+        finally:
+            with _lock:
+                _beside -= 1
+
+    try:
+        future = _executor(max(1, total - 1)).submit(job)
+    except BaseException:
+        with _lock:
+            _beside -= 1
+        raise
+
+    def join():
+        global _beside
+        if future.cancel():  # no thread has taken it yet (its core is busy elsewhere): run it here
+            with _lock:
+                _beside -= 1
+            return fn(*args)
+        return future.result()
+
+    return join
 
 
 CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread that loses its core does fewer

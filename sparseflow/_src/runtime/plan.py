@@ -12,6 +12,7 @@ cancellation checked between ops) and ``run_parallel`` (a dataflow executor on a
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
 
@@ -20,9 +21,13 @@ from sparseflow._src.framework.ir import NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def, input_arg_flags
 from sparseflow._src.framework.toposort import CycleError, stable_toposort
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
+from sparseflow._src.runtime.plan_lanes import fork_runner, is_large, plan_forks
 
 _plan_ids = itertools.count()
 CHECK_EVERY = 32  # ops between cancellation/deadline checks in a straight-line plan with a context
+
+# Independent heavy steps of a plan run two at once, one per core (plan_lanes); "0" turns it off.
+PLAN_FORKS = os.environ.get("SPARSEFLOW_PLAN_FORKS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 FEED_OP = "_Feed"
 FETCH_OP = "_Fetch"
@@ -232,12 +237,40 @@ class Plan:
         for p, k in fetched:
             if p >= 0:
                 used_outputs.setdefault(p, set()).add(k)
+        forks = plan_forks(self.steps, self.after) if PLAN_FORKS else {}
+        joins: list[int] = []  # forks started, not yet joined
+
+        def join(f):
+            joins.remove(f)
+            lines.append(f"    v{f}_0 = _j{f}(); del _j{f}" if used_outputs.get(f) else f"    _j{f}(); del _j{f}")
+            line_to_step[len(lines)] = f
+
+        carried: dict[int, set[int]] = {}  # NoOp step -> forks it waited for (joined by its users)
         for st in self.steps:
+            deps = {p for p, _ in st.inputs} | self.after.get(st.index, set())
+            due = {f for f in joins if f in deps or (forks[f] is not None and st.index >= forks[f])}
+            for d in deps & carried.keys():
+                due |= carried[d] & set(joins)
+            if st.node.op == "NoOp" and not st.inputs and not st.needs_context:
+                carried[st.index] = due  # a NoOp does nothing: those who wait for it join its forks
+                due = {f for f in due if forks[f] is not None and st.index >= forks[f]}
+            for f in sorted(due):
+                join(f)
             kname = f"k{st.index}"
             env[kname] = st.compute
             args = [f"_deref({ref(p, k)})" if d else ref(p, k) for (p, k), d in zip(st.inputs, st.deref)]
             if st.needs_context:
                 args.insert(0, "ctx")
+            if st.index in forks:  # started beside the caller, joined before its first use (plan_lanes)
+                env[kname] = fork_runner(st.compute, is_large(st.node))
+                lines.append(f"    _j{st.index} = {kname}({', '.join(args)})")
+                line_to_step[len(lines)] = st.index
+                joins.append(st.index)
+                dead = [ref(p, k) for (p, k) in dict.fromkeys(st.inputs)
+                        if p >= 0 and last_use.get((p, k)) == st.index and (p, k) not in fetched]
+                if dead:
+                    lines.append("    del " + ", ".join(dead))
+                continue
             call = f"{kname}({', '.join(args)})"
             if checked and (st.needs_context or since_check >= CHECK_EVERY):
                 env[f"n{st.index}"] = st.node
@@ -257,6 +290,8 @@ class Plan:
                     if p >= 0 and last_use.get((p, k)) == st.index and (p, k) not in fetched]
             if dead:
                 lines.append("    del " + ", ".join(dead))
+        for f in list(joins):
+            join(f)
         outs = [f"_deref({ref(p, k)})" if d else ref(p, k) for (p, k), d in self.fetches]
         lines.append(f"    return [{', '.join(outs)}]")
         src = "\n".join(lines) + "\n"

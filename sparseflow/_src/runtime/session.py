@@ -22,6 +22,7 @@ from sparseflow._src.framework import default_session, errors
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.framework.operation import Operation, Tensor
 from sparseflow._src.framework.sparse_tensor import SparseTensor
+from sparseflow._src.kernels.host_memory import keep_freed_buffers
 from sparseflow._src.kernels.intra_op import set_intra_op_threads
 from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
@@ -75,6 +76,7 @@ class BaseSession:
         self._closed = False
         # BLAS threads and kernels' chunks follow intra_op_parallelism_threads (process-wide, 0: defaults)
         set_intra_op_threads(getattr(config, "intra_op_parallelism_threads", 0) if config is not None else 0)
+        keep_freed_buffers()  # freed tensor buffers reused by the next step, not faulted in again (once)
         threads = getattr(config, "inter_op_parallelism_threads", 0) if config is not None else 0
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sparseflow-inter-op") \
             if threads and threads > 1 else None
