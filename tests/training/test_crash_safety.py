@@ -14,28 +14,38 @@ OLD = {"v": np.array([1.0, 2.0], np.float32), "w": np.array([[3.0]], np.float32)
 NEW = {"v": np.array([5.0, 6.0], np.float32), "w": np.array([[7.0]], np.float32)}
 
 
-def _model(sharded):
-    """A graph with two variables on two devices, its saver, a session holding OLD."""
-    g = tf.Graph()
-    with g.as_default():
-        with tf.device("/cpu:0"):
-            v = tf.Variable(OLD["v"], name="v")
-        with tf.device("/cpu:1"):
-            w = tf.Variable(OLD["w"], name="w")
-        assigns = [v.assign(NEW["v"]), w.assign(NEW["w"])]
-        saver = tf.train.Saver(sharded=sharded)
-        init = tf.global_variables_initializer()
-    sess = tf.Session(graph=g, config=tf.ConfigProto(device_count={"CPU": 2}))
-    sess.run(init)
-    return sess, saver, assigns, {"v": v, "w": w}
+class _Graph:
+    """Two variables on two devices and the saver's ops, built once per test: every "program" below
+    (:meth:`model`, :meth:`restored`) is a new session on it with a new Saver of the same SaverDef,
+    so it starts with fresh kernels and remembers no earlier checkpoints, as a restarted process."""
 
+    def __init__(self, sharded):
+        self.graph = g = tf.Graph()
+        with g.as_default():
+            with tf.device("/cpu:0"):
+                v = tf.Variable(OLD["v"], name="v")
+            with tf.device("/cpu:1"):
+                w = tf.Variable(OLD["w"], name="w")
+            self.variables = {"v": v, "w": w}
+            self.assigns = [v.assign(NEW["v"]), w.assign(NEW["w"])]
+            self.zeros = [var.assign(np.zeros_like(OLD[k])) for k, var in self.variables.items()]
+            self.saver_def = tf.train.Saver(sharded=sharded).as_saver_def()
+            self.init = tf.global_variables_initializer()
 
-def _restored(directory, path, sharded):
-    sess, saver, _, variables = _model(sharded)
-    with sess:
-        sess.run([v.assign(np.zeros_like(OLD[k])) for k, v in variables.items()])
-        saver.restore(sess, path)
-        return {k: sess.run(v) for k, v in variables.items()}
+    def model(self):
+        """A session holding OLD, its saver, the assigns to NEW."""
+        sess = tf.Session(graph=self.graph, config=tf.ConfigProto(device_count={"CPU": 2}))
+        sess.run(self.init)
+        with self.graph.as_default():
+            saver = tf.train.Saver(saver_def=self.saver_def)
+        return sess, saver, self.assigns
+
+    def restored(self, path):
+        sess, saver, _ = self.model()
+        with sess:
+            sess.run(self.zeros)
+            saver.restore(sess, path)
+            return {k: sess.run(v) for k, v in self.variables.items()}
 
 
 def _same(values, expected):
@@ -52,7 +62,8 @@ def test_a_crash_at_any_step_of_a_save_loses_nothing(tmp_path, sharded, global_s
     # How many file-system steps a save takes (bundle, state file, meta graph).
     d0 = str(tmp_path / "count")
     os.mkdir(d0)
-    sess, saver, assigns, _ = _model(sharded)
+    graph = _Graph(sharded)
+    sess, saver, assigns = graph.model()
     with sess:
         _save(d0, sess, saver, 1 if global_step else None)
         sess.run(assigns)
@@ -65,7 +76,7 @@ def test_a_crash_at_any_step_of_a_save_loses_nothing(tmp_path, sharded, global_s
     for k in range(rec.count):
         d = str(tmp_path / f"crash{k}")
         os.mkdir(d)
-        sess, saver, assigns, _ = _model(sharded)
+        sess, saver, assigns = graph.model()
         with sess:
             old = _save(d, sess, saver, 1 if global_step else None)
             sess.run(assigns)
@@ -75,7 +86,7 @@ def test_a_crash_at_any_step_of_a_save_loses_nothing(tmp_path, sharded, global_s
             assert isinstance(info.value, (SimulatedCrash, tf.errors.OpError)), info.value
         latest = tf.train.latest_checkpoint(d)
         assert latest is not None, (k, inj.log, os.listdir(d))
-        values = _restored(d, latest, sharded)
+        values = graph.restored(latest)
         if latest == old:
             assert _same(values, OLD) or (global_step is None and _same(values, NEW)), (k, inj.log, values)
         else:
@@ -83,13 +94,13 @@ def test_a_crash_at_any_step_of_a_save_loses_nothing(tmp_path, sharded, global_s
         if global_step is None:  # the prefix itself: whatever restores is one whole checkpoint
             assert _same(values, OLD) or _same(values, NEW)
         else:  # the previous checkpoint is never touched
-            assert _same(_restored(d, old, sharded), OLD), (k, inj.log)
+            assert _same(graph.restored(old), OLD), (k, inj.log)
         # and the next save after the crash works and cleans up after the crashed one
-        sess, saver, assigns, _ = _model(sharded)
+        sess, saver, assigns = graph.model()
         with sess:
             sess.run(assigns)
             path = _save(d, sess, saver, global_step)
-        assert _same(_restored(d, path, sharded), NEW)
+        assert _same(graph.restored(path), NEW)
         leftovers = [f for f in os.listdir(d) if ".prev-" in f]
         assert not leftovers, (k, leftovers)
 
