@@ -126,6 +126,7 @@ from sparseflow._src.ops.core_ops import *
 from sparseflow._src.ops.file_ops import *
 from sparseflow._src.ops.image_geometry_ops import random_crop
 from sparseflow._src.ops.init_ops import *
+from sparseflow._src.ops.legacy_variable_ops import *
 from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
