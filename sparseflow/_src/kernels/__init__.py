@@ -38,6 +38,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     reader_kernels,
     script_kernels,
     sendrecv_kernels,
+    sequence_parsing_kernels,
     sets_kernels,
     sparse_extra_kernels,
     sparse_kernels,
