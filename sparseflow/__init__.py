@@ -155,6 +155,7 @@ from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.reader_ops import *
 from sparseflow._src.ops.script_ops import *
 from sparseflow._src.ops.sequence_parsing_ops import parse_single_sequence_example
+from sparseflow._src.ops.session_ops import delete_session_tensor, get_session_handle, get_session_tensor
 from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_extra_ops import *
 from sparseflow._src.ops.sparse_ops import *

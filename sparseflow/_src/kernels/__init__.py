@@ -39,6 +39,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     script_kernels,
     sendrecv_kernels,
     sequence_parsing_kernels,
+    session_kernels,
     sets_kernels,
     sparse_extra_kernels,
     sparse_kernels,
