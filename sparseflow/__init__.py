@@ -14,6 +14,7 @@ Example:
 # ruff: noqa: F401, F403
 from sparseflow import (
     app,
+    audio,
     bitwise,
     client,
     compat,

@@ -5,6 +5,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     array_kernels,
     array_manip_kernels,
     array_space_kernels,
+    audio_kernels,
     candidate_sampler_kernels,
     collective_kernels,
     constant_kernels,
