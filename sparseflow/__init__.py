@@ -160,6 +160,7 @@ from sparseflow._src.ops.session_ops import delete_session_tensor, get_session_h
 from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_extra_ops import *
 from sparseflow._src.ops.sparse_ops import *
+from sparseflow._src.ops.spectral_nd_ops import fftnd, ifftnd, irfftnd, rfftnd
 from sparseflow._src.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *

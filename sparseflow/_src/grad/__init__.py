@@ -19,6 +19,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     sparse_extra_grad,
     sparse_grad,
     spectral_grad,
+    spectral_nd_grad,
     state_random_grad,
     string_grad,
 )

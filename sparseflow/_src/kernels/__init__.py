@@ -45,6 +45,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     sparse_extra_kernels,
     sparse_kernels,
     spectral_kernels,
+    spectral_nd_kernels,
     state_kernels,
     string_kernels,
     summary_kernels,
