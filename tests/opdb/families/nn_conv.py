@@ -271,6 +271,8 @@ for _op in ("Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"):
                             "out_backprop": regular(1, 3, 3, 1, seed=2)},
                {"strides": [1, 1, 1, 1], "padding": "EXPLICIT", "explicit_paddings": [0, 0, 1, 0, 0, 1, 0, 0]},
                fd=True, check=_check_v2),
+        Sample("empty_batch", {"input": empty(0, 4, 4, 2), "filter": regular(3, 3, 2, 3, seed=1),
+                               "out_backprop": empty(0, 4, 4, 3)}, _SAME1, check=_check_v2),
         Sample("backprop_mismatch", {"input": regular(1, 4, 4, 2), "filter": regular(3, 3, 2, 3, seed=1),
                                      "out_backprop": regular(1, 3, 3, 3)}, _SAME1, check=_check_v2),
     ], dtypes=_FLOATS, tf=_NOT_TF_V2))
