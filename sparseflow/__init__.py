@@ -147,6 +147,7 @@ from sparseflow._src.ops.math_special_ops import *
 from sparseflow._src.ops.misc_compat_ops import *
 from sparseflow._src.ops.nn_conv_ops import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.nn_topk_ops import approx_top_k
 from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.parsing_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
