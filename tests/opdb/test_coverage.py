@@ -119,6 +119,7 @@ FD_ELSEWHERE = {
     **{op + rank: "complex-valued: tests/grad/test_spectral_grad.py" for op in ("FFT", "IFFT", "RFFT", "IRFFT")
        for rank in ("", "2D", "3D")},
     "SparseMatMul": "float32 only (TensorFlow's OpDef): tests/grad/cases_tf1core.py",
+    "ApproxTopK": "float32, float16, bfloat16 only (TensorFlow's OpDef): tests/grad/cases_nn.py",
     "RandomGamma": "a sample is not a smooth function of alpha at a fixed seed: tests/grad/test_special_grad.py "
                    "checks the implicit derivative against the quantile function's",
 }
