@@ -111,6 +111,7 @@ from sparseflow._src.framework.tensor_conversion import (
 from sparseflow._src.framework.tensor_shape import Dimension, TensorShape, dimension_value
 from sparseflow._src.grad.gradients_impl import *
 from sparseflow._src.grad.pass_through import grad_pass_through, no_gradient
+from sparseflow._src.grad.recompute_grad import recompute_grad
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
@@ -169,6 +170,7 @@ from sparseflow._src.ops.string_ops import *
 from sparseflow._src.ops.template import make_template
 from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
+from sparseflow._src.ops.vectorized_map_ops import vectorized_map
 from sparseflow._src.platform.build_info import (
     COMPILER_VERSION,
     CXX11_ABI_FLAG,
