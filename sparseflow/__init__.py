@@ -125,6 +125,7 @@ from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
+from sparseflow._src.ops.fake_quant_ops import *
 from sparseflow._src.ops.file_ops import *
 from sparseflow._src.ops.image_geometry_ops import random_crop
 from sparseflow._src.ops.init_ops import *

@@ -7,6 +7,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     control_flow_grad,
     data_flow_grad,
     embedding_grad,
+    fake_quant_grad,
     image_grad,
     io_grad,
     logging_grad,

@@ -14,6 +14,7 @@ from sparseflow._src.kernels import (  # noqa: F401 - imported to register kerne
     embedding_cluster,
     embedding_kernels,
     embedding_restore,
+    fake_quant_kernels,
     feature_kernels,
     file_kernels,
     fused_kernels,
