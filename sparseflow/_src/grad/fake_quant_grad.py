@@ -35,5 +35,12 @@ def _fake_quant_vars_grad(op, grad):
     return list(apply_op("FakeQuantWithMinMaxVarsGradient", [grad] + list(op.inputs), attrs).outputs)
 
 
+@RegisterGradient("FakeQuantWithMinMaxVarsPerChannel")
+def _fake_quant_per_channel_grad(op, grad):
+    attrs = _attrs(op, ("num_bits", "narrow_range"))
+    return list(apply_op("FakeQuantWithMinMaxVarsPerChannelGradient", [grad] + list(op.inputs), attrs).outputs)
+
+
+NotDifferentiable("FakeQuantWithMinMaxVarsPerChannelGradient")
 NotDifferentiable("FakeQuantWithMinMaxArgsGradient")
 NotDifferentiable("FakeQuantWithMinMaxVarsGradient")

@@ -111,3 +111,50 @@ def _fake_quant_vars_grad(node):
         return (np.where(inside, dy, _F(0)), _F(dy[below].sum(dtype=_F)), _F(dy[above].sum(dtype=_F)))
 
     return compute
+
+
+def _channel_ranges(node, x, min_value, max_value):
+    lo_in, hi_in = np.asarray(min_value, _F), np.asarray(max_value, _F)
+    if x.ndim < 1:
+        raise _invalid(f"{node.op_type}: inputs must have rank at least 1, got a scalar")
+    d = x.shape[-1]
+    if lo_in.shape != (d,) or hi_in.shape != (d,):
+        raise _invalid(f"{node.op_type}: min and max must have shape [{d}] (one value per channel of the last "
+                       f"dimension), got {list(lo_in.shape)} and {list(hi_in.shape)}")
+    bits, narrow = _check_attrs(node)
+    ranges = [nudge(float(lo), float(hi), bits, narrow) for lo, hi in zip(lo_in.tolist(), hi_in.tolist())]
+    lo, hi, scale = (np.array([r[i] for r in ranges], _F) for i in range(3))
+    return lo, hi, scale
+
+
+@register_kernel("FakeQuantWithMinMaxVarsPerChannel")
+def _fake_quant_per_channel(node):
+    _check_attrs(node)
+
+    def compute(x, min_value, max_value):
+        x = np.asarray(x, _F)
+        lo, hi, scale = _channel_ranges(node, x, min_value, max_value)
+        clamped = np.maximum(np.minimum(x, hi), lo)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.floor((clamped - lo) * (_F(1) / scale) + _F(0.5)) * scale + lo).astype(_F)
+
+    return compute
+
+
+@register_kernel("FakeQuantWithMinMaxVarsPerChannelGradient")
+def _fake_quant_per_channel_grad(node):
+    _check_attrs(node)
+
+    def compute(dy, x, min_value, max_value):
+        dy, x = np.asarray(dy, _F), np.asarray(x, _F)
+        if dy.shape != x.shape:
+            raise _invalid(f"gradients and inputs must be the same size, got {list(dy.shape)} and {list(x.shape)}")
+        lo, hi, _ = _channel_ranges(node, x, min_value, max_value)
+        inside = (x >= lo) & (x <= hi)
+        flat_dy = dy.reshape(-1, x.shape[-1]) if x.size else np.zeros((0, x.shape[-1]), _F)
+        below = (x < lo).reshape(flat_dy.shape)
+        above = (x > hi).reshape(flat_dy.shape)
+        return (np.where(inside, dy, _F(0)), np.where(below, flat_dy, _F(0)).sum(axis=0, dtype=_F),
+                np.where(above, flat_dy, _F(0)).sum(axis=0, dtype=_F))
+
+    return compute

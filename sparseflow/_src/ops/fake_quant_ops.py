@@ -23,7 +23,8 @@ from sparseflow._src.framework.tensor_conversion import convert_to_tensor
 from sparseflow._src.framework.tensor_shape import TensorShape
 
 __all__ = ["fake_quant_with_min_max_args", "fake_quant_with_min_max_args_gradient",
-           "fake_quant_with_min_max_vars", "fake_quant_with_min_max_vars_gradient"]
+           "fake_quant_with_min_max_vars", "fake_quant_with_min_max_vars_gradient",
+           "fake_quant_with_min_max_vars_per_channel", "fake_quant_with_min_max_vars_per_channel_gradient"]
 
 _BITS = ["num_bits: int = 8", "narrow_range: bool = false"]
 _ARGS = ["min: float = -6", "max: float = 6"] + _BITS
@@ -58,6 +59,30 @@ register_op("FakeQuantWithMinMaxVarsGradient", inputs=["gradients: float", "inpu
                                                        "max: float"],
             outputs=["backprops_wrt_input: float", "backprop_wrt_min: float", "backprop_wrt_max: float"],
             attrs=_BITS, shape_fn=_vars_grad_shape)
+
+
+def _per_channel_shape(op):
+    x = op.inputs[0].shape.with_rank_at_least(1)
+    channels = op.inputs[1].shape.with_rank(1).merge_with(op.inputs[2].shape.with_rank(1))
+    if x.ndims is not None:
+        channels.merge_with(x[-1:])
+    return [x]
+
+
+def _per_channel_grad_shape(op):
+    x = op.inputs[0].shape.merge_with(op.inputs[1].shape).with_rank_at_least(1)
+    channels = op.inputs[2].shape.with_rank(1).merge_with(op.inputs[3].shape.with_rank(1))
+    if x.ndims is not None:
+        channels = channels.merge_with(x[-1:])
+    return [x, channels, channels]
+
+
+register_op("FakeQuantWithMinMaxVarsPerChannel", inputs=["inputs: float", "min: float", "max: float"],
+            outputs=["outputs: float"], attrs=_BITS, shape_fn=_per_channel_shape)
+register_op("FakeQuantWithMinMaxVarsPerChannelGradient",
+            inputs=["gradients: float", "inputs: float", "min: float", "max: float"],
+            outputs=["backprops_wrt_input: float", "backprop_wrt_min: float", "backprop_wrt_max: float"],
+            attrs=_BITS, shape_fn=_per_channel_grad_shape)
 
 
 def _f32(x, name):
@@ -95,4 +120,21 @@ def fake_quant_with_min_max_vars_gradient(gradients, inputs, min, max, num_bits=
     op = apply_op("FakeQuantWithMinMaxVarsGradient", [_f32(gradients, "gradients"), _f32(inputs, "inputs"),
                                                       _f32(min, "min"), _f32(max, "max")],
                   _bits(num_bits, narrow_range), name=name or "FakeQuantWithMinMaxVarsGradient")
+    return tuple(op.outputs)
+
+
+def fake_quant_with_min_max_vars_per_channel(inputs, min, max, num_bits=8, narrow_range=False,  # noqa: A002
+                                             name=None):
+    """``fake_quant_with_min_max_vars`` per channel (the last dimension): ``min``, ``max`` of shape ``[d]``."""
+    return apply_op("FakeQuantWithMinMaxVarsPerChannel", [_f32(inputs, "inputs"), _f32(min, "min"),
+                                                          _f32(max, "max")],
+                    _bits(num_bits, narrow_range), name=name or "FakeQuantWithMinMaxVarsPerChannel").outputs[0]
+
+
+def fake_quant_with_min_max_vars_per_channel_gradient(gradients, inputs, min, max, num_bits=8,  # noqa: A002
+                                                      narrow_range=False, name=None):
+    """``(d inputs, d min, d max)`` of the per-channel op: ``d min``, ``d max`` of shape ``[d]``."""
+    op = apply_op("FakeQuantWithMinMaxVarsPerChannelGradient",
+                  [_f32(gradients, "gradients"), _f32(inputs, "inputs"), _f32(min, "min"), _f32(max, "max")],
+                  _bits(num_bits, narrow_range), name=name or "FakeQuantWithMinMaxVarsPerChannelGradient")
     return tuple(op.outputs)

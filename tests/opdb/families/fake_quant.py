@@ -1,6 +1,6 @@
 """Fake quantization: FakeQuantWithMinMaxArgs/Vars and their gradient ops. Values inside, below and
 above the range, ranges whose zero point is nudged (all positive, all negative), 4 and 8 bits,
-narrow_range, empty inputs, bad ranges and bit counts.
+narrow_range, empty inputs, bad ranges and bit counts; per channel (last dimension) ranges.
 """
 
 from __future__ import annotations
@@ -56,4 +56,29 @@ ENTRIES = [
     OpEntry("FakeQuantWithMinMaxArgsGradient", _args_samples(True), dtypes=_F32),
     OpEntry("FakeQuantWithMinMaxVars", _vars_samples(False), dtypes=_F32),
     OpEntry("FakeQuantWithMinMaxVarsGradient", _vars_samples(True), dtypes=_F32),
+]
+
+
+_XC = T(np.linspace(-7.0, 7.0, 12).reshape(4, 3))
+_DYC = T(np.linspace(1.0, -1.0, 12).reshape(4, 3))
+
+
+def _channel_samples(with_dy):
+    def s(name, x, lo, hi, attrs=None):
+        args = {"inputs": x, "min": T(lo), "max": T(hi)}
+        if with_dy:
+            args = {"gradients": _DYC if x is _XC else empty(0, 3), **args}
+        return Sample(name, args, attrs or {})
+
+    return [
+        s("channels", _XC, [-6.0, 0.5, -5.0], [6.0, 4.0, -1.0]),
+        s("four_bits_narrow", _XC, [-1.0, -2.0, -3.0], [3.0, 2.0, 1.0], {"num_bits": 4, "narrow_range": True}),
+        s("empty", empty(0, 3), [-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]),
+        s("wrong_channels", _XC, [-1.0, -1.0], [1.0, 1.0]),
+    ]
+
+
+ENTRIES += [
+    OpEntry("FakeQuantWithMinMaxVarsPerChannel", _channel_samples(False), dtypes=_F32),
+    OpEntry("FakeQuantWithMinMaxVarsPerChannelGradient", _channel_samples(True), dtypes=_F32),
 ]
