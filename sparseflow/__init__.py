@@ -14,6 +14,7 @@ Example:
 # ruff: noqa: F401, F403
 from sparseflow import (
     app,
+    audio,
     bitwise,
     client,
     compat,
@@ -110,6 +111,7 @@ from sparseflow._src.framework.tensor_conversion import (
 from sparseflow._src.framework.tensor_shape import Dimension, TensorShape, dimension_value
 from sparseflow._src.grad.gradients_impl import *
 from sparseflow._src.grad.pass_through import grad_pass_through, no_gradient
+from sparseflow._src.grad.recompute_grad import recompute_grad
 from sparseflow._src.grad.registry import NoGradient, NotDifferentiable, RegisterGradient
 from sparseflow._src.ops import fused_ops as _fused_ops
 from sparseflow._src.ops import internal_ops as _internal_ops
@@ -123,9 +125,11 @@ from sparseflow._src.ops.clip_ops import *
 from sparseflow._src.ops.constant_op import *
 from sparseflow._src.ops.control_flow_ops import *
 from sparseflow._src.ops.core_ops import *
+from sparseflow._src.ops.fake_quant_ops import *
 from sparseflow._src.ops.file_ops import *
 from sparseflow._src.ops.image_geometry_ops import random_crop
 from sparseflow._src.ops.init_ops import *
+from sparseflow._src.ops.legacy_variable_ops import *
 from sparseflow._src.ops.logging_ops import Print
 from sparseflow._src.ops.logging_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
 from sparseflow._src.ops.lookup_ops import *
@@ -143,7 +147,9 @@ from sparseflow._src.ops.math_misc_ops import (
 from sparseflow._src.ops.math_ops import *
 from sparseflow._src.ops.math_special_ops import *
 from sparseflow._src.ops.misc_compat_ops import *
+from sparseflow._src.ops.nn_conv_ops import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from sparseflow._src.ops.nn_ops import *
+from sparseflow._src.ops.nn_topk_ops import approx_top_k
 from sparseflow._src.ops.numerics_ops import *
 from sparseflow._src.ops.parsing_ops import *
 from sparseflow._src.ops.partitioned_variable import PartitionedVariable
@@ -153,15 +159,19 @@ from sparseflow._src.ops.random_gamma_ops import *
 from sparseflow._src.ops.random_ops import *
 from sparseflow._src.ops.reader_ops import *
 from sparseflow._src.ops.script_ops import *
+from sparseflow._src.ops.sequence_parsing_ops import parse_single_sequence_example
+from sparseflow._src.ops.session_ops import delete_session_tensor, get_session_handle, get_session_tensor
 from sparseflow._src.ops.sort_ops import *
 from sparseflow._src.ops.sparse_extra_ops import *
 from sparseflow._src.ops.sparse_ops import *
+from sparseflow._src.ops.spectral_nd_ops import fftnd, ifftnd, irfftnd, rfftnd
 from sparseflow._src.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from sparseflow._src.ops.state_ops import *
 from sparseflow._src.ops.string_ops import *
 from sparseflow._src.ops.template import make_template
 from sparseflow._src.ops.variable_scope import *
 from sparseflow._src.ops.variables import *
+from sparseflow._src.ops.vectorized_map_ops import vectorized_map
 from sparseflow._src.platform.build_info import (
     COMPILER_VERSION,
     CXX11_ABI_FLAG,

@@ -36,4 +36,5 @@ from sparseflow._src.ops.parsing_ops import (
     parse_single_example,
 )
 from sparseflow._src.ops.queue_ops import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+from sparseflow._src.ops.sequence_parsing_ops import parse_sequence_example, parse_single_sequence_example
 from sparseflow._src.ops.sparse_extra_ops import deserialize_many_sparse, serialize_many_sparse, serialize_sparse

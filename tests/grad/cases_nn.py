@@ -105,6 +105,9 @@ _misc = [
     GradCase("TopKV2", lambda x: tf.nn.top_k(x, k=3).values, [distinct(2, 3, 5)]),
     GradCase("TopKV2", lambda x: tf.nn.top_k(x, k=2, index_type=tf.int64).values, [distinct(6)],
              name="TopKV2_int64_indices"),
+    GradCase("ApproxTopK", as_f32(lambda x: tf.approx_top_k(x, 2).values), [distinct(2, 5)], **F32),
+    GradCase("ApproxTopK", as_f32(lambda x: tf.approx_top_k(x, 2, reduction_dimension=0, is_max_k=False).values),
+             [distinct(4, 3)], name="ApproxTopK_min_first_dimension", **F32),
 ]
 
 # ---------------------------------------------------------------- convolutions
@@ -143,6 +146,15 @@ def _conv_cases(kind, filter_shape):
                      lambda x, dy, a=attrs: op(f"{kind}BackpropFilter", [x, list(filter_shape), dy], a),
                      [rand(*x_shape), rand(*y_shape)], name=f"{kind}BackpropFilter_{variant}"),
         ]
+        if kind == "Conv2D":  # the V2 ops take the tensors whose shapes the V1 ops take
+            cases += [
+                GradCase("Conv2DBackpropInputV2", lambda f, dy, a=attrs, s=x_shape: op(
+                    "Conv2DBackpropInputV2", [tf.zeros(s, tf.float64), f, dy], a),
+                    [rand(*filter_shape), rand(*y_shape)], name=f"Conv2DBackpropInputV2_{variant}"),
+                GradCase("Conv2DBackpropFilterV2", lambda x, dy, a=attrs: op(
+                    "Conv2DBackpropFilterV2", [x, tf.zeros(filter_shape, tf.float64), dy], a),
+                    [rand(*x_shape), rand(*y_shape)], name=f"Conv2DBackpropFilterV2_{variant}"),
+            ]
     return cases
 
 

@@ -95,3 +95,11 @@ for _suffix, _shape in (("", [2, 4]), ("2D", [3, 4]), ("3D", [2, 2, 3])):
         GradCase("RFFT" + _suffix, _of_real(getattr(tf.signal, "rfft" + _lower)), [rand(*_shape)]),
         GradCase("IRFFT" + _suffix, _of_complex(getattr(tf.signal, "irfft" + _lower), parts=False), _pair_inputs),
     ]
+
+CASES += [  # ND transforms over chosen axes, cropping and padding
+    GradCase("FFTND", _of_complex(lambda z: tf.fftnd(z, [3, 4], [0, 2])), [rand(2, 3, 3), rand(2, 3, 3, seed=1)]),
+    GradCase("IFFTND", _of_complex(lambda z: tf.ifftnd(z, [2, 2], [-1, 0])), [rand(3, 4), rand(3, 4, seed=1)]),
+    GradCase("RFFTND", _of_real(lambda x: tf.rfftnd(x, [3, 5], [0, 1], Tcomplex=tf.complex128)), [rand(2, 4)]),
+    GradCase("IRFFTND", _of_complex(lambda z: tf.irfftnd(z, [2, 4], [1, 2], Treal=tf.float64), parts=False),
+             [rand(2, 3, 3), rand(2, 3, 3, seed=1)]),
+]

@@ -119,6 +119,10 @@ FD_ELSEWHERE = {
     **{op + rank: "complex-valued: tests/grad/test_spectral_grad.py" for op in ("FFT", "IFFT", "RFFT", "IRFFT")
        for rank in ("", "2D", "3D")},
     "SparseMatMul": "float32 only (TensorFlow's OpDef): tests/grad/cases_tf1core.py",
+    "ApproxTopK": "float32, float16, bfloat16 only (TensorFlow's OpDef): tests/grad/cases_nn.py",
+    **{op: "float32 only, and a step function whose gradient is straight-through by definition (not its "
+           "derivative): compared with TensorFlow's in families/fake_quant.py"
+       for op in ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel")},
     "RandomGamma": "a sample is not a smooth function of alpha at a fixed seed: tests/grad/test_special_grad.py "
                    "checks the implicit derivative against the quantile function's",
 }

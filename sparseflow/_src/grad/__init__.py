@@ -7,6 +7,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     control_flow_grad,
     data_flow_grad,
     embedding_grad,
+    fake_quant_grad,
     image_grad,
     io_grad,
     logging_grad,
@@ -19,6 +20,7 @@ from sparseflow._src.grad import (  # noqa: F401 - imported to register gradient
     sparse_extra_grad,
     sparse_grad,
     spectral_grad,
+    spectral_nd_grad,
     state_random_grad,
     string_grad,
 )

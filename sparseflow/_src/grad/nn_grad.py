@@ -235,7 +235,30 @@ def _l2_loss_grad(op, grad):
 @RegisterGradient("TopKV2")
 def _top_k_grad(op, grad, _indices_grad):
     """Scatters the gradient of the values into the positions they came from (zeros elsewhere)."""
+    return [_scatter_last(op.inputs[0], op.outputs[1], grad), None]
+
+
+@RegisterGradient("ApproxTopK")
+def _approx_top_k_grad(op, grad, _indices_grad):
+    """TopKV2's gradient along ``reduction_dimension`` (moved last and back)."""
     x, indices = op.inputs[0], op.outputs[1]
+    dim = op.get_attr("reduction_dimension")
+    rank = x.shape.ndims
+    if dim in (-1, None) or (rank is not None and dim == rank - 1):
+        return [_scatter_last(x, indices, grad)]
+    if rank is None:
+        raise ValueError(f"The gradient of ApproxTopK {op.name!r} along reduction_dimension {dim} needs the rank "
+                         f"of its input.")
+    dim %= rank
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    back = [perm.index(d) for d in range(rank)]
+    moved = _scatter_last(array_ops.transpose(x, perm), array_ops.transpose(indices, perm),
+                          array_ops.transpose(grad, perm))
+    return [array_ops.transpose(moved, back)]
+
+
+def _scatter_last(x, indices, grad):
+    """``grad`` (of the top-k values along the last axis) scattered to the positions ``indices`` of ``x``."""
     in_shape = array_ops.shape(x)
     idx_dtype = indices.dtype.base_dtype
     k = array_ops.shape(indices, out_type=idx_dtype)[-1]
@@ -246,7 +269,7 @@ def _top_k_grad(op, grad, _indices_grad):
     positions = array_ops.reshape(flat + offsets, [-1, 1])
     total = math_ops.cast(math_ops.reduce_prod(in_shape), idx_dtype)
     scattered = array_ops.scatter_nd(positions, array_ops.reshape(grad, [-1]), array_ops.reshape(total, [1]))
-    return [array_ops.reshape(scattered, in_shape), None]
+    return array_ops.reshape(scattered, in_shape)
 
 
 NotDifferentiable("InTopKV2")

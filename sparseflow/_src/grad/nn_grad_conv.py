@@ -86,6 +86,9 @@ for _kind, _names in (("Conv2D", _CONV_ATTRS), ("DepthwiseConv2dNative", _DEPTHW
     RegisterGradient(_kind)(_conv_grad(_kind, _names))
     RegisterGradient(f"{_kind}BackpropInput")(_backprop_input_grad(_kind, _names))
     RegisterGradient(f"{_kind}BackpropFilter")(_backprop_filter_grad(_kind, _names))
+# The V2 ops take the tensor whose shape the V1 ops take: the same gradients, none for that tensor.
+RegisterGradient("Conv2DBackpropInputV2")(_backprop_input_grad("Conv2D", _CONV_ATTRS))
+RegisterGradient("Conv2DBackpropFilterV2")(_backprop_filter_grad("Conv2D", _CONV_ATTRS))
 
 
 # ---------------------------------------------------------------- pooling

@@ -254,6 +254,18 @@ def _conv2d_backprop_filter(node):
     return compute
 
 
+@register_kernel("Conv2DBackpropInputV2")
+def _conv2d_backprop_input_v2(node):
+    inner = _conv2d_backprop_input(node)
+    return lambda x, f, dy: inner(np.asarray(np.shape(x), np.int32), f, dy)
+
+
+@register_kernel("Conv2DBackpropFilterV2")
+def _conv2d_backprop_filter_v2(node):
+    inner = _conv2d_backprop_filter(node)
+    return lambda x, f, dy: inner(x, np.asarray(np.shape(f), np.int32), dy)
+
+
 @register_kernel("DepthwiseConv2dNative")
 def _depthwise_conv2d(node):
     fmt = node.attrs.get("data_format", "NHWC")

@@ -50,6 +50,30 @@ def _top_k(node):
     return compute
 
 
+@register_kernel("ApproxTopK")
+def _approx_top_k(node):
+    k = int(node.attrs["k"])
+    dim = int(node.attrs.get("reduction_dimension", -1))
+    largest = bool(node.attrs.get("is_max_k", True))
+
+    def compute(inp):
+        x = np.asarray(inp)
+        if not -x.ndim <= dim < x.ndim:
+            raise _invalid(f"ApproxTopK: reduction_dimension {dim} is out of range for shape {_shape_str(x.shape)}")
+        moved = np.moveaxis(x, dim, -1)
+        if moved.shape[-1] < k:
+            raise _invalid(f"ApproxTopK: the reduction dimension has {moved.shape[-1]} entries, fewer than k = {k}")
+        if k == 0 or moved.size == 0:
+            shape = moved.shape[:-1] + (k,)
+            values, idx = np.zeros(shape, x.dtype), np.zeros(shape, np.int32)
+        else:
+            idx = top_k_indices(moved if largest else -moved, k)
+            values = np.take_along_axis(moved, idx, axis=-1)
+        return np.moveaxis(values, -1, dim), np.moveaxis(idx.astype(np.int32), -1, dim)
+
+    return compute
+
+
 @register_kernel("InTopKV2")
 def _in_top_k(node):
     def compute(predictions, targets, k):

@@ -49,6 +49,13 @@ class _Batch:
                            f"batch)") from None
         self.size = len(flat)
 
+    @classmethod
+    def of_maps(cls, maps, names) -> _Batch:
+        """A batch of already decoded feature maps (the contexts of SequenceExamples)."""
+        batch = cls.__new__(cls)
+        batch.names, batch.maps, batch.size = names, list(maps), len(maps)
+        return batch
+
     def name(self, i) -> str:
         return f"Name: {self.names[i] if i < len(self.names) else '<unknown>'}"
 

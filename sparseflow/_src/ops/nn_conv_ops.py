@@ -151,6 +151,12 @@ register_op("Conv2DBackpropInput", inputs=["input_sizes: int32", "filter: T", "o
 register_op("Conv2DBackpropFilter", inputs=["input: T", "filter_sizes: int32", "out_backprop: T"],
             outputs=["output: T"], attrs=[a for a in _CONV_ATTRS if not a.startswith("T:")]
             + ["T: {half, bfloat16, float, double}"], shape_fn=_sizes_shape(1))
+register_op("Conv2DBackpropInputV2", inputs=["input: T", "filter: T", "out_backprop: T"], outputs=["output: T"],
+            attrs=[a for a in _CONV_ATTRS if not a.startswith("T:")] + ["T: {half, bfloat16, float, double, int32}"],
+            shape_fn=lambda op: [op.inputs[0].shape])
+register_op("Conv2DBackpropFilterV2", inputs=["input: T", "filter: T", "out_backprop: T"], outputs=["output: T"],
+            attrs=[a for a in _CONV_ATTRS if not a.startswith("T:")] + ["T: {half, bfloat16, float, double}"],
+            shape_fn=lambda op: [op.inputs[1].shape])
 register_op("DepthwiseConv2dNative", inputs=["input: T", "filter: T"], outputs=["output: T"],
             attrs=_DEPTHWISE_ATTRS, shape_fn=_depthwise_shape)
 register_op("DepthwiseConv2dNativeBackpropInput", inputs=["input_sizes: int32", "filter: T", "out_backprop: T"],
@@ -217,6 +223,32 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     """The gradient of Conv2D with respect to its filter (of shape ``filter_sizes``)."""
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     return apply_op("Conv2DBackpropFilter", [input, filter_sizes, out_backprop], attrs, name=name).outputs[0]
+
+
+def conv2d_backprop_input_v2(input, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+                             explicit_paddings=(), data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
+    """The gradient of Conv2D with respect to its input, whose shape ``input`` gives (its values are unused)."""
+    attrs = _conv_attrs(strides, padding if padding != "EXPLICIT" else _explicit(explicit_paddings), data_format,
+                        dilations)
+    attrs["use_cudnn_on_gpu"] = use_cudnn_on_gpu
+    return apply_op("Conv2DBackpropInputV2", [input, filter, out_backprop], attrs, name=name).outputs[0]
+
+
+def conv2d_backprop_filter_v2(input, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+                              explicit_paddings=(), data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
+    """The gradient of Conv2D with respect to its filter, whose shape ``filter`` gives (its values are unused)."""
+    attrs = _conv_attrs(strides, padding if padding != "EXPLICIT" else _explicit(explicit_paddings), data_format,
+                        dilations)
+    attrs["use_cudnn_on_gpu"] = use_cudnn_on_gpu
+    return apply_op("Conv2DBackpropFilterV2", [input, filter, out_backprop], attrs, name=name).outputs[0]
+
+
+def _explicit(flat):
+    """TensorFlow's flat ``explicit_paddings`` (8 numbers) as the nested list ``padding`` also accepts."""
+    flat = [int(v) for v in flat]
+    if len(flat) != 8:
+        raise ValueError(f"explicit_paddings must hold 8 numbers (before and after per dimension), got {flat}")
+    return [flat[i:i + 2] for i in range(0, 8, 2)]
 
 
 def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",  # noqa: A002

@@ -1,4 +1,5 @@
-"""TopKV2 and InTopKV2: ``tf.nn.top_k`` and ``tf.nn.in_top_k``.
+"""TopKV2, InTopKV2 and ApproxTopK: ``tf.nn.top_k``, ``tf.nn.in_top_k`` and ``tf.approx_top_k`` (exact on
+CPU, as TensorFlow's CPU kernel: ``recall_target`` and ``reduction_input_size_override`` change nothing).
 
 Example:
     >>> import sparseflow as tf
@@ -58,6 +59,46 @@ register_op("TopKV2", inputs=["input: T", "k: Tk"], outputs=["values: T", "indic
                    "index_type: {int16, int32, int64} = DT_INT32"], shape_fn=_top_k_shape)
 register_op("InTopKV2", inputs=["predictions: float", "targets: T", "k: T"], outputs=["precision: bool"],
             attrs=["T: {int32, int64} = DT_INT32"], shape_fn=_in_top_k_shape)
+
+
+def _approx_top_k_shape(op):
+    shape = op.inputs[0].shape
+    if shape.ndims is None:
+        return [unknown_shape(), unknown_shape()]
+    dim = op._attrs["reduction_dimension"]
+    if not -shape.ndims <= dim < shape.ndims:
+        raise ValueError(f"reduction_dimension {dim} is out of range for an input of rank {shape.ndims}")
+    dims = shape.as_list()
+    k = op._attrs["k"]
+    if dims[dim] is not None and dims[dim] < k:
+        raise ValueError(f"input must have last dimension >= k = {k} but was {dims[dim]}")
+    dims[dim] = op._attrs["k"] if op._attrs.get("aggregate_to_topk", True) else None
+    out = TensorShape(dims)
+    return [out, out]
+
+
+register_op("ApproxTopK", inputs=["input: T"], outputs=["values: T", "indices: int32"],
+            attrs=["k: int >= 0", "reduction_dimension: int = -1", "recall_target: float = 0.95",
+                   "is_max_k: bool = true", "reduction_input_size_override: int = -1",
+                   "aggregate_to_topk: bool = true", "T: {half, bfloat16, float}"], shape_fn=_approx_top_k_shape)
+ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
+
+
+def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,  # noqa: A002
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The ``k`` largest (``is_max_k``) or smallest entries along ``reduction_dimension`` and their
+    indices; computed exactly (equal values: the lower index first), as TensorFlow does on CPU.
+
+    Example:
+        >>> import sparseflow as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(tf.approx_top_k([[3.0, 1.0, 4.0, 1.0, 5.0]], 2)))
+        ApproxTopK(values=array([[5., 4.]], dtype=float32), indices=array([[4, 2]], dtype=int32))
+    """
+    attrs = {"k": int(k), "reduction_dimension": int(reduction_dimension), "recall_target": float(recall_target),
+             "is_max_k": bool(is_max_k), "reduction_input_size_override": int(reduction_input_size_override),
+             "aggregate_to_topk": bool(aggregate_to_topk)}
+    return ApproxTopK(*apply_op("ApproxTopK", [input], attrs, name=name or "ApproxTopK").outputs)
 
 
 def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa: A002 - TF's names

@@ -34,32 +34,35 @@ class FetchMapper:
         self.cls = cls
 
     @staticmethod
-    def build(resolve, fetch) -> FetchMapper:
-        """``resolve(fetch)`` turns a leaf into a Tensor or Operation of the session's graph."""
+    def build(resolve, fetch, session=None) -> FetchMapper:
+        """``resolve(fetch)`` turns a leaf into a Tensor or Operation of the session's graph; the value
+        of a ``get_session_handle`` tensor becomes a TensorHandle of ``session``."""
         if fetch is None:
             raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
         if isinstance(fetch, (Tensor, Operation, str)) or hasattr(fetch, "_as_graph_element"):
             el = resolve(fetch)
+            if session is not None and isinstance(el, Tensor) and el.op.type == "GetSessionHandle":
+                return FetchMapper("handle", element=el, cls=(el.op.inputs[0].dtype.base_dtype, session))
             return FetchMapper("leaf", element=el)
         if isinstance(fetch, SparseTensor):
-            parts = [FetchMapper.build(resolve, t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
+            parts = [FetchMapper.build(resolve, t, session) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
             return FetchMapper("sparse", children=parts)
         if isinstance(fetch, IndexedSlices):
             comps = [fetch.values, fetch.indices] + ([fetch.dense_shape] if fetch.dense_shape is not None else [])
-            return FetchMapper("indexed_slices", children=[FetchMapper.build(resolve, t) for t in comps])
+            return FetchMapper("indexed_slices", children=[FetchMapper.build(resolve, t, session) for t in comps])
         if isinstance(fetch, dict):
             keys = list(fetch.keys())
-            return FetchMapper("dict", [FetchMapper.build(resolve, fetch[k]) for k in keys], keys=keys,
+            return FetchMapper("dict", [FetchMapper.build(resolve, fetch[k], session) for k in keys], keys=keys,
                                cls=type(fetch))
         if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):
-            return FetchMapper("namedtuple", [FetchMapper.build(resolve, f) for f in fetch], cls=type(fetch))
+            return FetchMapper("namedtuple", [FetchMapper.build(resolve, f, session) for f in fetch], cls=type(fetch))
         if isinstance(fetch, (list, tuple)):
-            return FetchMapper("list", [FetchMapper.build(resolve, f) for f in fetch], cls=type(fetch))
+            return FetchMapper("list", [FetchMapper.build(resolve, f, session) for f in fetch], cls=type(fetch))
         raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a string or Tensor. "
                         f"(Can not convert a {type(fetch).__name__} into a Tensor or Operation.)")
 
     def leaves(self):
-        if self.kind == "leaf":
+        if self.kind in ("leaf", "handle"):
             yield self.element
         else:
             for c in self.children:
@@ -71,6 +74,10 @@ class FetchMapper:
     def build_results(self, values: dict):
         if self.kind == "leaf":
             return values[self.element]
+        if self.kind == "handle":
+            from sparseflow._src.runtime.session_handle import TensorHandle
+
+            return TensorHandle(values[self.element], *self.cls)
         parts = [c.build_results(values) for c in self.children]
         if self.kind == "sparse":
             return SparseTensorValue(*parts)

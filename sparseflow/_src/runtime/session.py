@@ -28,6 +28,7 @@ from sparseflow._src.runtime.devices import DeviceMgr, cpu_count_of
 from sparseflow._src.runtime.feeds import FeedConverter
 from sparseflow._src.runtime.fetch import FetchMapper
 from sparseflow._src.runtime.master import GraphSource, MasterEnv, MasterSession, deadline_from
+from sparseflow._src.runtime.session_handle import TensorHandle
 from sparseflow._src.runtime.step_stats import fill_step_stats
 from sparseflow._src.runtime.worker import Worker
 
@@ -202,7 +203,7 @@ class BaseSession:
         if hit is not None and hit[0] == self._graph._mutations:
             results = self._run_compiled(hit[1], feed_dict.values() if feed_dict else (), options, run_metadata)
             return results[0] if hit[2] is None else hit[2].build_results(dict(zip(hit[3], results)))
-        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        mapper = FetchMapper.build(self._resolve_fetch, fetches, self)
         unique = mapper.unique_fetches()
         feed_keys, feed_values = self._flatten_feeds(feed_dict)
         if not unique:  # nothing to fetch or run (e.g. `sess.run([])`): TensorFlow returns the empty structure
@@ -238,7 +239,7 @@ class BaseSession:
                     values.append(pv)
                 continue
             keys.append(self._resolve_feed(k))
-            values.append(v)
+            values.append(v.eval() if isinstance(v, TensorHandle) else v)  # a handle feeds the value it keeps
         return keys, values
 
     def _resolve_feed(self, key) -> Tensor:
@@ -308,7 +309,7 @@ class BaseSession:
     def partial_run(self, handle, fetches, feed_dict=None):
         """Feeds ``feed_dict`` to the partial run ``handle`` and returns ``fetches`` (named at setup)."""
         self._check_open()
-        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        mapper = FetchMapper.build(self._resolve_fetch, fetches, self)
         unique = mapper.unique_fetches()
         ops = [f for f in unique if isinstance(f, Operation)]
         if ops:
@@ -322,7 +323,7 @@ class BaseSession:
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function ``f(*feed_values)`` that runs ``fetches`` with the plan compiled once."""
         self._check_open()
-        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        mapper = FetchMapper.build(self._resolve_fetch, fetches, self)
         unique = mapper.unique_fetches()
         feed_keys = [self._resolve_feed(k) for k in (feed_list or [])]
         compiled = self._get_compiled(tuple(feed_keys), tuple(unique))
@@ -339,7 +340,7 @@ class BaseSession:
 
     def explain(self, fetches, feed_dict=None) -> str:
         """The optimized, placed and partitioned graph that ``run(fetches, feed_dict)`` executes."""
-        mapper = FetchMapper.build(self._resolve_fetch, fetches)
+        mapper = FetchMapper.build(self._resolve_fetch, fetches, self)
         feed_keys, _ = self._flatten_feeds(feed_dict)
         return self._get_compiled(tuple(feed_keys), tuple(mapper.unique_fetches())).explain_text
 

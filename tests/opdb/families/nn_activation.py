@@ -25,6 +25,10 @@ def _activation_samples(attrs):
 
 _DIFFERS = {"Selu": {"kinks:grad": "TensorFlow's Selu computes exp(x) - 1, which is 0 for x = -1e-30, so its "
                                    "gradient takes the x > 0 branch; sparseflow's uses expm1 (-1.8e-30 < 0)"}}
+def _approx_top_k(tf, input, **attrs):  # noqa: A002 - TensorFlow's argument name
+    return list(tf.approx_top_k(input, **attrs))
+
+
 ENTRIES = [OpEntry(op, _activation_samples(attrs), differs=_DIFFERS.get(op, {})) for op, attrs in ACTIVATIONS]
 
 # (grad op, second input name)
@@ -129,6 +133,22 @@ ENTRIES += [
                 "unsorted": "the order of sorted=False results is undefined (TensorFlow's follows its heap)",
                 "edges|float*": "NaN breaks TensorFlow's ordering (its result is not sorted); sparseflow puts NaN "
                                 "first, as the largest"}),
+    OpEntry("ApproxTopK", [
+        Sample("rows", {"input": regular(2, 5)}, {"k": 3}, fd=True),
+        Sample("ties_first", {"input": T([[1, 3, 3, 2, 3]])}, {"k": 2}),
+        Sample("k0", {"input": regular(2, 3)}, {"k": 0}),
+        Sample("all", {"input": regular(3)}, {"k": 3}, fd=True),
+        Sample("empty_batch", {"input": empty(0, 3)}, {"k": 2}),
+        Sample("rank3", {"input": regular(2, 2, 4)}, {"k": 2}, fd=True),
+        Sample("k_too_large", {"input": regular(2, 3)}, {"k": 4}),
+        Sample("min_k", {"input": regular(2, 5)}, {"k": 2, "is_max_k": False}, fd=True),
+        Sample("first_dimension", {"input": regular(4, 3)}, {"k": 2, "reduction_dimension": 0}, fd=True),
+        Sample("recall_target", {"input": regular(2, 6)}, {"k": 2, "recall_target": 0.5}),
+    ], build=_approx_top_k, differs={
+        "*|*|dims": "TensorFlow's shape function refuses an unknown reduction dimension (ValueError: it compares "
+                    "-1 with k); sparseflow's leaves it unknown and the kernel checks it",
+        "*|*|rank": "TensorFlow's shape function refuses an input of unknown rank (ValueError); sparseflow's "
+                    "leaves the shape unknown"}),
     OpEntry("InTopKV2", [
         Sample("basic", {"predictions": regular(3, 4), "targets": i32([0, 3, 1]), "k": i32(2)}),
         Sample("int64", {"predictions": regular(2, 3), "targets": i64([2, 0]), "k": i64(1)}),

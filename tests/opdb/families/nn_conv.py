@@ -208,3 +208,71 @@ ENTRIES.append(OpEntry("FusedBatchNormGradV3", [
                          "scalars; sparseflow declares and returns scalars",
     differs={"inference|*|const": "TensorFlow's graph optimizer miscomputes an inference batch norm of constants "
                                   "(values in the 1e14); sparseflow computes it"}))
+
+# The V2 ops take the tensor (input or filter) whose shape the V1 ops take as sizes. TensorFlow 2.21 has no
+# CPU kernel for them (NoKernel on every sample): checked against a NumPy reference, gradients by finite
+# differences.
+_NOT_TF_V2 = "TensorFlow 2.21 registers Conv2DBackpropInputV2/FilterV2 kernels for GPU only"
+
+
+def _pads(size, k, stride, padding, explicit):
+    if padding == "VALID":
+        return 0, 0, (size - k) // stride + 1
+    if padding == "SAME":
+        out = -(-size // stride)
+        total = max((out - 1) * stride + k - size, 0)
+        return total // 2, total - total // 2, out
+    before, after = explicit
+    return before, after, (size + before + after - k) // stride + 1
+
+
+def _conv_v2_check(op_type):
+    def check(inputs, attrs, outs):
+        x, f, dy = (np.asarray(inputs[k], np.float64) for k in ("input", "filter", "out_backprop"))
+        s = attrs["strides"][1]
+        ex = attrs.get("explicit_paddings", [0] * 8)
+        (t, b, oh), (lft, r, ow) = (_pads(x.shape[i], f.shape[i - 1], s, attrs["padding"], ex[2 * i:2 * i + 2])
+                                    for i in (1, 2))
+        if dy.shape != (x.shape[0], oh, ow, f.shape[3]):
+            return "" if outs is None else f"returned a value for out_backprop of shape {list(dy.shape)}"
+        if outs is None:
+            return "raised on matching shapes"
+        xp = np.pad(x, [(0, 0), (t, b), (lft, r), (0, 0)])
+        kh, kw = f.shape[:2]
+        if op_type.endswith("FilterV2"):
+            want = np.zeros(f.shape)
+            for i in range(kh):
+                for j in range(kw):
+                    patch = xp[:, i:i + s * oh:s, j:j + s * ow:s, :]
+                    want[i, j] = np.einsum("nyxc,nyxo->co", patch, dy)
+        else:
+            grad = np.zeros(xp.shape)
+            for i in range(kh):
+                for j in range(kw):
+                    grad[:, i:i + s * oh:s, j:j + s * ow:s, :] += np.einsum("nyxo,co->nyxc", dy, f[i, j])
+            want = grad[:, t:t + x.shape[1], lft:lft + x.shape[2], :]
+        got = np.asarray(outs[0], np.float64)
+        tol = 2e-2 if outs[0].dtype == np.float16 else 1e-4
+        ok = got.shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol)
+        return "" if ok else f"differs from the NumPy reference (max error {np.abs(got - want).max()})"
+
+    return check
+
+
+for _op in ("Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"):
+    _check_v2 = _conv_v2_check(_op)
+    ENTRIES.append(OpEntry(_op, [
+        Sample("same", {"input": regular(1, 4, 4, 2), "filter": regular(3, 3, 2, 3, seed=1),
+                        "out_backprop": regular(1, 4, 4, 3, seed=2)}, _SAME1, fd=True, check=_check_v2),
+        Sample("valid_strided", {"input": regular(2, 5, 5, 2), "filter": regular(3, 3, 2, 3, seed=1),
+                                 "out_backprop": regular(2, 2, 2, 3, seed=2)},
+               {"strides": [1, 2, 2, 1], "padding": "VALID"}, fd=True, check=_check_v2),
+        Sample("explicit", {"input": regular(1, 3, 3, 1), "filter": regular(2, 2, 1, 1, seed=1),
+                            "out_backprop": regular(1, 3, 3, 1, seed=2)},
+               {"strides": [1, 1, 1, 1], "padding": "EXPLICIT", "explicit_paddings": [0, 0, 1, 0, 0, 1, 0, 0]},
+               fd=True, check=_check_v2),
+        Sample("empty_batch", {"input": empty(0, 4, 4, 2), "filter": regular(3, 3, 2, 3, seed=1),
+                               "out_backprop": empty(0, 4, 4, 3)}, _SAME1, check=_check_v2),
+        Sample("backprop_mismatch", {"input": regular(1, 4, 4, 2), "filter": regular(3, 3, 2, 3, seed=1),
+                                     "out_backprop": regular(1, 3, 3, 3)}, _SAME1, check=_check_v2),
+    ], dtypes=_FLOATS, tf=_NOT_TF_V2))

@@ -1,9 +1,12 @@
-"""Parsing: DecodeCSV and ParseExampleV2 (through ``tf.io.parse_example``, as programs build it).
+"""Parsing: DecodeCSV, ParseExampleV2 (through ``tf.io.parse_example``, as programs build it) and
+ParseSequenceExampleV2 (``tf.io.parse_sequence_example`` / ``parse_single_sequence_example``).
 
 CSV: quoted fields, defaults for empty fields, required fields, ``na_value``, selected columns,
 rank-0 and empty records, bad numbers, integer overflow, wrong column counts. Examples: fixed-length
 dense features with and without defaults, variable-length (sparse) features, an empty batch, a
-scalar input, missing required features, features of the wrong type, malformed bytes.
+scalar input, missing required features, features of the wrong type, malformed bytes. SequenceExamples:
+context and feature lists, padded dense lists and their lengths, sparse lists with empty steps, missing
+lists (allowed or required), steps of the wrong length or type.
 """
 
 from __future__ import annotations
@@ -135,3 +138,72 @@ ENTRIES = [
         "malformed": "TensorFlow's error for bytes that are no Example carries them undecoded, and its Python "
                      "raises UnicodeDecodeError formatting it; sparseflow raises InvalidArgumentError"}),
 ]
+
+
+# ---------------------------------------------------------------- tf.train.SequenceExample bytes, by hand
+def sequence_example(context=None, lists=None):
+    """A serialized ``tf.train.SequenceExample``: ``context`` as ``example``'s features, ``lists`` maps a
+    key to its steps (a list of values per step; an empty list is a Feature of no kind)."""
+    ctx = example(**context) if context else b""  # field 1 holds Features in both messages
+    entries = b""
+    for key, steps in sorted((lists or {}).items()):
+        body = b"".join(_len(1, _feature(v) if v else b"") for v in steps)
+        entries += _len(1, _len(1, key.encode()) + _len(2, body))
+    return ctx + (_len(2, entries) if lists is not None else b"")
+
+
+def _parse_sequence(tf, serialized, context, sequence):
+    def specs(spec):
+        feats = {}
+        for key, (kind, dtype, shape, extra) in (spec or {}).items():
+            if kind == "fixed":
+                feats[key] = tf.io.FixedLenFeature(shape, getattr(tf, dtype), default_value=extra)
+            elif kind == "seq":
+                feats[key] = tf.io.FixedLenSequenceFeature(shape, getattr(tf, dtype), allow_missing=extra)
+            else:
+                feats[key] = tf.io.VarLenFeature(getattr(tf, dtype))
+        return feats or None
+
+    if serialized.shape.ndims == 0:
+        dicts = tf.io.parse_single_sequence_example(serialized, specs(context), specs(sequence))
+    else:
+        dicts = tf.io.parse_sequence_example(serialized, specs(context), specs(sequence))
+    flat = []
+    for out in dicts:
+        for key in sorted(out):
+            t = out[key]
+            flat += [t.indices, t.values, t.dense_shape] if hasattr(t, "indices") else [t]
+    return flat
+
+
+_CTX = {"len": ("fixed", "int64", [], -1), "tags": ("var", "string", None, None),
+        "w": ("fixed", "float32", [2], [0.5, 0.5])}
+_SEQ = {"tok": ("seq", "int64", [], False), "emb": ("seq", "float32", [2], True), "ids": ("var", "int64", None, None),
+        "words": ("seq", "string", [], True)}
+_SEQ_ROWS = ex(
+    sequence_example({"len": [3], "tags": [b"x", b"y"], "w": [1.0, 2.0]},
+                     {"tok": [[1], [2], [3]], "emb": [[1.0, 2.0], [3.0, 4.0]], "ids": [[5, 6], [], [7]],
+                      "words": [[b"a"]]}),
+    sequence_example({"tags": [b"z"]}, {"tok": [[9]], "emb": [], "ids": [[1 << 40]]}),
+    sequence_example(None, {"tok": []}))
+_SEQUENCES = [
+    Sample("batch", {"serialized": _SEQ_ROWS}, {"context": _CTX, "sequence": _SEQ}),
+    Sample("single", {"serialized": np.array(_SEQ_ROWS[0], dtype=object)}, {"context": _CTX, "sequence": _SEQ}),
+    Sample("single_short", {"serialized": np.array(_SEQ_ROWS[1], dtype=object)}, {"context": _CTX, "sequence": _SEQ}),
+    Sample("empty_batch", {"serialized": np.zeros((0,), object)}, {"context": _CTX, "sequence": _SEQ}),
+    Sample("context_only", {"serialized": _SEQ_ROWS[:2]}, {"context": _CTX, "sequence": None}),
+    Sample("lists_only_missing", {"serialized": ex(sequence_example({"len": [1]}, None))},
+           {"context": None, "sequence": {"emb": _SEQ["emb"], "ids": _SEQ["ids"]}}),
+    Sample("required_list_missing", {"serialized": ex(sequence_example(None, {"x": [[1]]}))},
+           {"context": None, "sequence": {"tok": _SEQ["tok"]}}),
+    Sample("wrong_step_length", {"serialized": ex(sequence_example(None, {"tok": [[1], [2, 3]]}))},
+           {"context": None, "sequence": {"tok": _SEQ["tok"]}}),
+    Sample("empty_step", {"serialized": ex(sequence_example(None, {"tok": [[1], []]}))},
+           {"context": None, "sequence": {"tok": _SEQ["tok"]}}),
+    Sample("wrong_step_type", {"serialized": ex(sequence_example(None, {"tok": [[1.5]]}))},
+           {"context": None, "sequence": {"tok": _SEQ["tok"]}}),
+    Sample("required_context_missing", {"serialized": ex(sequence_example(None, {"tok": [[1]]}))},
+           {"context": {"c": ("fixed", "int64", [], None)}, "sequence": {"tok": _SEQ["tok"]}}),
+]
+
+ENTRIES.append(OpEntry("ParseSequenceExampleV2", _SEQUENCES, build=_parse_sequence, dtypes=_NO_TYPE))

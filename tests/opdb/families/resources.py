@@ -1,5 +1,5 @@
-"""Resource ops: hash tables, queues and gradient accumulators, each driven through a small program
-whose steps are ordered by control dependencies and whose last step is fetched.
+"""Resource ops: hash tables, queues, gradient accumulators and session handles, each driven through a
+small program whose steps are ordered by control dependencies and whose last step is fetched.
 
 Empty keys and batches, missing keys, closed queues, stale gradients. No sample may block: every
 dequeue or take asks for at most what was put in, or runs after the queue is closed.
@@ -242,3 +242,29 @@ _SPARSE_ACC = [
 ]
 for _op in ("SparseConditionalAccumulator", "SparseAccumulatorApplyGradient", "SparseAccumulatorTakeGradient"):
     ENTRIES.append(OpEntry(_op, _SPARSE_ACC, build=_sparse_accumulate, dtypes=_ACC_TYPES, stateful=True))
+
+
+# ---------------------------------------------------------------- session handles
+# One program is one run, and a value kept by a run is readable from the next run on only (as in
+# TensorFlow): the entries check the handle's device part, and that reading or deleting it in the
+# run that keeps it fails. tests/ops/test_session_ops.py follows handles across runs.
+def _session_handle(tf, x):
+    h = tf.raw_ops.GetSessionHandle(value=x)
+    return [tf.identity(x), tf.strings.regex_replace(h, "^[^;]*;[0-9]+;", "")]
+
+
+def _same_run(tf, x, delete=False):
+    h = tf.raw_ops.GetSessionHandle(value=x)
+    if delete:
+        return _after(tf, [tf.raw_ops.DeleteSessionTensor(handle=h)], lambda: tf.identity(x))
+    return tf.raw_ops.GetSessionTensor(handle=h, dtype=x.dtype)
+
+
+_HANDLE_SAMPLES = [Sample("matrix", {"x": regular(2, 3)}), Sample("rank0", {"x": regular()}),
+                   Sample("empty", {"x": empty(0, 2)})]
+ENTRIES += [
+    OpEntry("GetSessionHandle", _HANDLE_SAMPLES, build=_session_handle, dtypes=_S, stateful=True),
+    OpEntry("GetSessionTensor", _HANDLE_SAMPLES[:1], build=_same_run, dtypes=_S, stateful=True),
+    OpEntry("DeleteSessionTensor", [Sample("same_run", {"x": regular(2)}, {"delete": True})], build=_same_run,
+            dtypes=("float32",), stateful=True),
+]
