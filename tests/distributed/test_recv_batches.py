@@ -85,3 +85,67 @@ def test_the_planner_keeps_a_round_trip_out_of_a_batch():
     s5, r5 = pair("c", "v1:0", None, p, w)
     order = [v1, v2, s1, s4, r1, r4, g, s2, r2, s5, late, s3, r5, r3]
     assert recv_batches(order, "/job:worker/replica:0/task:0") == [["r_a", "r_b"], ["r_c", "r_late"]]
+
+
+def test_the_planner_takes_only_a_final_control_signal_from_the_reply():
+    from sparseflow._src.framework import dtypes
+    from sparseflow._src.framework.ir import NodeIR
+    from sparseflow._src.runtime.recv_batches import reply_receives
+
+    w = "/job:worker/replica:0/task:0/device:CPU:0"
+    p = "/job:ps/replica:0/task:0/device:CPU:0"
+    q = "/job:ps/replica:0/task:1/device:CPU:0"
+    f = dtypes.float32
+
+    def pair(name, src, src_dev, dst_dev):
+        a = {"tensor_name": name, "send_device": src_dev, "recv_device": dst_dev, "send_device_incarnation": 1}
+        return (NodeIR(f"s_{name}", "_Send", [src], src_dev, dict(a, T=f)),
+                NodeIR(f"r_{name}", "_Recv", [], dst_dev, dict(a, tensor_type=f), [f]))
+
+    v = NodeIR("v", "Const", [], p, {}, [f])
+    s_read, r_read = pair("read", "v:0", p, w)
+    g = NodeIR("g", "Neg", ["r_read:0"], w, {}, [f])
+    s_g, r_g = pair("g", "g:0", w, p)
+    upd = NodeIR("upd", "Add", ["v:0", "r_g:0"], p, {}, [f])
+    s_done, r_done = pair("done", "upd:0", p, w)
+    s_val, r_val = pair("val", "upd:0", p, w)
+    train = NodeIR("train", "NoOp", ["^r_done"], w, {}, [])
+    use = NodeIR("use", "Neg", ["r_val:0"], w, {}, [f])
+    order = [v, s_read, r_read, g, s_g, r_g, upd, s_done, s_val, r_done, r_val, train, use]
+    task = "/job:worker/replica:0/task:0"
+    # the read is needed before the ps can finish; the value feeds an op: only the control signal
+    assert reply_receives(order, task) == {"/job:ps/replica:0/task:0": ["r_done"]}
+    # a ps that waits for a node of the worker after the signal: pulled as before
+    s_late, r_late = pair("late", "use:0", w, p)
+    order_late = [v, s_read, r_read, g, s_g, r_g, upd, s_done, s_val, r_done, r_val, train, use, s_late, r_late]
+    assert reply_receives(order_late, task) == {}
+    # through another ps: q waits for the worker's use, and p waits for q
+    s_q, r_q = pair("q", "use:0", w, q)
+    qn = NodeIR("qn", "Neg", ["r_q:0"], q, {}, [f])
+    s_pq, r_pq = pair("pq", "qn:0", q, p)
+    order_via = [v, s_read, r_read, g, s_g, r_g, upd, s_done, s_val, r_done, r_val, train, use, s_q, r_q, qn,
+                 s_pq, r_pq]
+    assert reply_receives(order_via, task) == {}
+
+
+def test_a_ps_update_signal_comes_with_the_run_graph_reply(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        with tf.device("/job:ps/task:0"):
+            w = tf.Variable(np.ones([2, 1], np.float32), name="w")
+        with tf.device("/job:ps/task:1"):
+            b = tf.Variable(np.zeros([1], np.float32), name="b")
+        with tf.device("/job:worker/task:0"):
+            loss = tf.reduce_sum(tf.matmul(x, w) + b)
+            train = tf.train.AdamOptimizer(0.5).minimize(loss)
+        with tf.Session(servers["worker:0"].target) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train, {x: [[1.0, 2.0]]}, options=tf.RunOptions(timeout_in_ms=60000))
+            w_now, b_now = sess.run([w, b])
+            replied = [g for g in _registered(servers["worker:0"]) if g.replied]
+    assert replied and set(replied[-1].reply_keys) <= {"/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"}
+    # Adam's first steps move every parameter by about the learning rate, against the gradient's sign
+    np.testing.assert_allclose(w_now[:, 0], [1.0 - 1.5, 1.0 - 1.5], atol=1e-3)
+    np.testing.assert_allclose(b_now, [-1.5], atol=1e-3)

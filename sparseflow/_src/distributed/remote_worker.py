@@ -77,19 +77,31 @@ class RemoteWorker(TableClient, CollectiveClient):
                                                                                  graph_handle=graph_handle), 10.0)
 
     def run_graph_async(self, handle: str, graph_handle: str, step_id: int, deadline: float | None,
-                        trace: bool = False, cleanup_step_ids=()):
-        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``)."""
+                        trace: bool = False, cleanup_step_ids=(), reply_keys=(), deliver=None):
+        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``).
+        ``reply_keys``: rendezvous keys this task sends to the caller's task in the step, returned in
+        the reply and handed to ``deliver([(key, value), ...])`` before the future completes."""
         req = worker_pb2.RunGraphRequest(session_handle=handle, graph_handle=graph_handle, step_id=step_id,
                                          record_timeline=trace, request_id=next(_request_ids))
         req.cleanup_step_ids.extend(cleanup_step_ids)
+        reply_keys = list(reply_keys)
+        req.reply_key.extend(reply_keys)
         timeout = None
         if deadline is not None:
             left = deadline - time.monotonic()
             req.timeout_in_ms = max(1, int(left * 1000))
             timeout = max(0.001, left) + 5.0  # the worker reports the deadline itself, naming the op
         f = self._client.future("RunGraph", req, timeout)
-        out = _Chained(f, lambda resp: list(resp.step_stats.dev_stats))
-        return out
+
+        def finish(resp):
+            if reply_keys:
+                if [t.name for t in resp.reply] != reply_keys:
+                    raise errors.InternalError(None, None, f"RunGraph on {self.task} replied {len(resp.reply)} "
+                                                           f"values for {len(reply_keys)} reply keys.")
+                deliver([(t.name, wire.tensor_from_proto(t.tensor, t.name)) for t in resp.reply])
+            return list(resp.step_stats.dev_stats)
+
+        return _Chained(f, finish)
 
     def cleanup_graph_async(self, step_id: int, error: BaseException | None = None):
         req = worker_pb2.CleanupGraphRequest(step_id=step_id)

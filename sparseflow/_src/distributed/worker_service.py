@@ -21,7 +21,8 @@ from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: RunGraph returns the values of its request's reply_keys
+_MISSING = object()
 
 
 def check_protocol(version: int, who: str):
@@ -152,6 +153,14 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         resp = worker_pb2.RunGraphResponse()
         for name, value in zip(req.recv_key, out or ()):
             wire.tensor_to_proto(value, resp.recv.add(name=name).tensor)
+        if req.reply_key:
+            table = self.worker.steps.get(req.step_id).rendezvous.local
+            for key in req.reply_key:
+                value = table.try_recv(key, _MISSING)
+                if value is _MISSING:
+                    raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
+                                                           f"{key} to return in the reply.")
+                wire.tensor_to_proto(value, resp.reply.add(name=key).tensor)
         if stats:
             from sparseflow._src.framework.proto.config_pb2 import RunMetadata
             from sparseflow._src.runtime.step_stats import fill_step_stats

@@ -86,9 +86,9 @@ class LocalRendezvous:
         else:
             callback(value, None)
 
-    def try_recv(self, key: str):
+    def try_recv(self, key: str, default=None):
         with self._cond:
-            return self._values.pop(key, None)
+            return self._values.pop(key, default)
 
     @property
     def aborted(self) -> BaseException | None:

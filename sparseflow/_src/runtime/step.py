@@ -75,6 +75,11 @@ class WorkerRendezvous:
             else:
                 self._pull_many(keys, land)
 
+    def expect(self, keys):
+        """``keys`` of other tasks arrive in the local table without a pull (the master delivers them
+        from their sender's RunGraph reply)."""
+        self._prefetched.update(keys)
+
     def _pull_many(self, keys, land):
         src = self._src_task(keys[0])
         error = self.local.aborted
