@@ -17,7 +17,8 @@ run, on sparseflow's distributed runtime), set up as TensorFlow's ``../shared/pe
   values by broadcast). The PS strategies train asynchronously, each worker its own contiguous
   shard of the training rows with the full batch; the synchronous ones (all-reduce, ``--sync``)
   split each batch of the one-process run over the workers (``BATCH // workers`` rows each: global
-  step s trains the local run's batch s);
+  step s trains the local run's batch s; ``--worker-batch full`` gives each worker the full batch
+  instead, the same work per worker step as the asynchronous strategies, for comparing speed);
 - the chief waits until every worker is done (``strategy.finish``), then evaluates the exact rank
   AUC on the last 10% of rows; the other workers stay until it has (``strategy.release``).
 
@@ -52,7 +53,8 @@ def launch(args, make_data) -> dict:
                  "--worker-hosts", ",".join(f"127.0.0.1:{p}" for p in ports[args.ps:])]
         base = [sys.executable, os.path.join(HERE, "widedeep_criteo.py"), "--data", path, *hosts,
                 "--seed", str(args.seed), "--profile-steps", "0", "--strategy", strategy,
-                "--staleness", str(args.staleness)] + (["--sync"] if args.sync else [])
+                "--staleness", str(args.staleness), "--worker-batch", args.worker_batch]
+        base += ["--sync"] if args.sync else []
         if args.bucket_bytes:
             base += ["--bucket-bytes", str(args.bucket_bytes)]
         if args.rows:
@@ -193,12 +195,12 @@ def run_task(args, tf, build, load, batch: int, warmup: int, rank_auc, blas=None
         return None
     num_workers = strategy.num_workers
     split = splits_batch(args)
-    if split:
+    if split and args.worker_batch == "split":
         batch //= num_workers
     keys, dense, labels = load(args.data, args.rows)
     n = len(labels)
     n_train = int(n * 0.9)
-    if split:  # global step s: the local run's batch s, split over the workers
+    if split:  # global step s: rows of batch s of the local run (--worker-batch full: of batches s*W...s*W+W-1)
         steps = n_train // (batch * num_workers)
         starts = [(s * num_workers + index) * batch for s in range(steps)]
     else:  # a contiguous shard per worker

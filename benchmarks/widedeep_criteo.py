@@ -236,6 +236,11 @@ def main(argv=None):
     ap.add_argument("--sync", action="store_true",
                     help="parameter_server: synchronous steps (SyncReplicasOptimizer: one gradient of every worker "
                          "per global step, table gradients aggregated by key), the batch split over the workers")
+    ap.add_argument("--worker-batch", choices=("split", "full"), default="split",
+                    help="synchronous strategies (mirrored, hybrid, --sync): split (each worker trains BATCH // "
+                         "workers rows a step: the one-process run's total batch, for comparing AUC) or full "
+                         "(each worker BATCH rows, as the asynchronous strategies: the same work per worker step, "
+                         "for comparing speed)")
     ap.add_argument("--staleness", type=int, default=0, help="hybrid: steps of table pushes a worker may have in "
                                                              "flight (0: each step waits for its pushes)")
     ap.add_argument("--bucket-bytes", type=int, default=None, help="mirrored/hybrid: gradient bytes per all-reduce "
