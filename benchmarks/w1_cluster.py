@@ -59,6 +59,8 @@ def launch(args, make_data) -> dict:
             base += ["--bucket-bytes", str(args.bucket_bytes)]
         if args.rows:
             base += ["--rows", str(args.rows)]
+        if args.intra_op:
+            base += ["--intra-op", str(args.intra_op)]
         env = dict(os.environ)
         ps = [subprocess.Popen(base + ["--task", f"ps:{i}"], env=env, stdout=subprocess.DEVNULL)
               for i in range(args.ps)]
@@ -95,7 +97,7 @@ def launch(args, make_data) -> dict:
     return {"impl": impl, "strategy": strategy, **extra, "ps": args.ps, "workers": args.workers,
             "examples_per_s": round(examples / (t1 - t0), 1), "test_auc": chief["test_auc"],
             "per_worker_examples_per_s": [o["examples_per_s"] for o in outs], "rows": chief["rows"],
-            "batch": chief["batch"], "blas": chief.get("blas"),
+            "batch": chief["batch"], "blas": chief.get("blas"), "intra_op_threads": args.intra_op,
             # CPU time (user + system) of all tasks in the timed window, per training step of one worker
             "cpu_ms_per_step": round((worker_cpu + (ps_cpu or 0.0)) / steps * 1e3, 1),
             "worker_cpu_ms_per_step": round(worker_cpu / steps * 1e3, 1),
