@@ -92,3 +92,18 @@ def test_gradients_of_the_wrong_size_are_refused(ps):
     req.tables.add(config=cfg, part=0, keys=keys.tobytes(), grads=np.ones(5, np.float32).tobytes())
     with pytest.raises(tf.errors.InvalidArgumentError, match="Malformed TablePush gradients: 20 bytes, expected 6 x 4"):
         remote._client.call("TablePush", req)
+
+
+def test_pulled_rows_are_a_read_only_view_of_the_reply_and_misaligned_bytes_are_copied():
+    from sparseflow._src.distributed.table_service import decode
+
+    raw = np.arange(6, dtype="<f4").tobytes()
+    view = decode(raw, np.dtype("<f4"), "rows", 6, copy=False)
+    assert not view.flags.writeable and view.base is not None  # no copy: the reply's bytes
+    assert view.tolist() == [0, 1, 2, 3, 4, 5]
+    owned = decode(raw, np.dtype("<f4"), "rows", 6)
+    assert owned.flags.writeable and owned.tolist() == view.tolist()
+    shifted = memoryview(b"x" + raw)[1:]  # not aligned for float32: copied into an aligned array
+    assert decode(shifted, np.dtype("<f4"), "rows", 6, copy=False).flags.aligned
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Malformed rows: 24 bytes, expected 5 x 4"):
+        decode(raw, np.dtype("<f4"), "rows", 5, copy=False)

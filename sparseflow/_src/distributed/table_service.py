@@ -5,7 +5,8 @@ The servicer side (``TableServicer``, mixed into ``WorkerServicer``) turns the p
 ``kernels.embedding_service.TableShards`` calls on this task's devices; the client side
 (``TableClient``, mixed into ``RemoteWorker``) is what a worker's cluster pull/push kernels call
 for a shard on another task. Keys, rows and gradients travel as raw little-endian bytes, one bytes
-field per table per request; decoding is one copy into an aligned, writable array. A push carries
+field per table per request; decoding is one copy into an aligned, writable array (a pull's rows,
+which the worker only reads, are a read-only view of the reply where aligned). A push carries
 a request id and is applied at most once; the servicer counts the requests it served
 (``table_requests``, e.g. ``{"TablePull": 3, "TablePush": 3}``) for tests and monitoring.
 
@@ -46,12 +47,17 @@ _I32 = np.dtype("<i4")
 _F32 = np.dtype("<f4")
 
 
-def decode(raw: bytes, dtype: np.dtype, what: str, count: int | None = None) -> np.ndarray:
-    """The array of the raw little-endian bytes ``raw`` (``count`` elements when given)."""
+def decode(raw: bytes, dtype: np.dtype, what: str, count: int | None = None, copy: bool = True) -> np.ndarray:
+    """The array of the raw little-endian bytes ``raw`` (``count`` elements when given): an aligned,
+    writable copy, or with ``copy=False`` a read-only view of ``raw`` where its alignment and byte
+    order allow (the rows of a pull reply, which are only read)."""
     if len(raw) % dtype.itemsize or (count is not None and len(raw) != count * dtype.itemsize):
         want = f"{count} x {dtype.itemsize}" if count is not None else f"a multiple of {dtype.itemsize}"
         raise errors.InvalidArgumentError(None, None, f"Malformed {what}: {len(raw)} bytes, expected {want}.")
-    return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="), copy=True)
+    arr = np.frombuffer(raw, dtype=dtype)
+    if copy or not (arr.dtype.isnative and arr.flags.aligned):
+        arr = arr.astype(dtype.newbyteorder("="), copy=True)
+    return arr
 
 
 class TableServicer:
@@ -157,8 +163,8 @@ class TableClient:
         if len(resp.values) != len(shapes):
             raise errors.InternalError(None, None, f"{self.task} answered TablePull with {len(resp.values)} tables for "
                                                    f"{len(shapes)} requested.")
-        return resp.incarnation, [decode(v, _F32, f"TablePull rows from {self.task}", n * dim).reshape(n, dim)
-                                  for v, (n, dim) in zip(resp.values, shapes)]
+        return resp.incarnation, [decode(v, _F32, f"TablePull rows from {self.task}", n * dim, copy=False
+                                         ).reshape(n, dim) for v, (n, dim) in zip(resp.values, shapes)]
 
     def table_push_async(self, items, timeout: float | None = None):
         req = worker_pb2.TablePushRequest(request_id=self.next_request_id())
