@@ -377,11 +377,12 @@ def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
     - a ``_Send`` of a computed value as soon as its input is ready: the receiver (a parameter
       server applying a gradient, say) starts while this partition goes on; a send of a variable's
       value (a read that aliases the variable) keeps its place, so it sees the updates before it;
-    - a node of another task than ``client_task`` (the master's) as soon as its inputs are there,
-      as TensorFlow's dataflow executor runs a parameter server's part of a step: it applies each
-      gradient when that gradient arrives (the output layer's long before the first layer's), not
-      all of them after the last one; an update kept until the end of the step is read stale by
-      the other asynchronous workers for nearly a whole step;
+    - a node of another task than ``client_task`` (the master's), but such a send of a variable's
+      value, as soon as its inputs are there, as TensorFlow's dataflow executor runs a parameter
+      server's part of a step: it applies each gradient when that gradient arrives (the output
+      layer's long before the first layer's), not all of them after the last one; an update kept
+      until the end of the step is read stale by the other asynchronous workers for nearly a
+      whole step;
     - a collective as late as it can be: a partition's straight-line plan blocks in a collective
       until the other members arrive, and they may need what this partition sends (their inputs);
     - an op that only starts a collective (``STARTS_EARLY``: it never blocks) as early as it can, so
@@ -404,8 +405,10 @@ def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
         data = [x for x in producer.inputs if not x.startswith("^")]
         return producer.op == "Identity" and len(data) == 1 and reads_variable(data[0], seen + 1)
 
-    early = {i for i, n in enumerate(nodes)
-             if n.op == "_Send" and not any(reads_variable(x) for x in n.inputs if not x.startswith("^"))}
+    def sends_variable(n) -> bool:
+        return n.op == "_Send" and any(reads_variable(x) for x in n.inputs if not x.startswith("^"))
+
+    early = {i for i, n in enumerate(nodes) if n.op == "_Send" and not sends_variable(n)}
     sends = {}
     for i, n in enumerate(nodes):
         if n.op == "_Send":
@@ -418,7 +421,7 @@ def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     if client_task is not None:
-        early |= {i for i, n in enumerate(nodes) if task_of_device(n.device) != client_task}
+        early |= {i for i, n in enumerate(nodes) if task_of_device(n.device) != client_task and not sends_variable(n)}
 
     def rank(i):
         op = nodes[i].op
