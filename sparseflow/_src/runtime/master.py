@@ -377,12 +377,13 @@ def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
     - a ``_Send`` of a computed value as soon as its input is ready: the receiver (a parameter
       server applying a gradient, say) starts while this partition goes on; a send of a variable's
       value (a read that aliases the variable) keeps its place, so it sees the updates before it;
-    - a node of another task than ``client_task`` (the master's), but such a send of a variable's
-      value, as soon as its inputs are there, as TensorFlow's dataflow executor runs a parameter
-      server's part of a step: it applies each gradient when that gradient arrives (the output
-      layer's long before the first layer's), not all of them after the last one; an update kept
-      until the end of the step is read stale by the other asynchronous workers for nearly a
-      whole step;
+    - a node of another task than ``client_task`` (the master's) as soon as its inputs are there,
+      but such a send of a variable's value to ``client_task``, as TensorFlow's dataflow executor
+      runs a parameter server's part of a step: it applies each gradient when that gradient
+      arrives (the output layer's long before the first layer's), not all of them after the last
+      one; an update kept until the end of the step is read stale by the other asynchronous
+      workers for nearly a whole step. (Adam's beta powers, read by another ps's updates, reach
+      it at the start of the step);
     - a collective as late as it can be: a partition's straight-line plan blocks in a collective
       until the other members arrive, and they may need what this partition sends (their inputs);
     - an op that only starts a collective (``STARTS_EARLY``: it never blocks) as early as it can, so
@@ -421,7 +422,8 @@ def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
     if client_task is not None:
-        early |= {i for i, n in enumerate(nodes) if task_of_device(n.device) != client_task and not sends_variable(n)}
+        early |= {i for i, n in enumerate(nodes) if task_of_device(n.device) != client_task and not (
+            sends_variable(n) and task_of_device(n.attrs.get("recv_device", "")) == client_task)}
 
     def rank(i):
         op = nodes[i].op
