@@ -65,6 +65,45 @@ def test_the_first_gradient_is_applied_while_the_worker_computes_the_second(clus
     np.testing.assert_allclose([w1_now, w2_now], _adam_reference([1.0, 2.0, 3.0], steps=2), rtol=1e-5, atol=1e-6)
 
 
+def test_an_update_on_another_ps_than_the_beta_powers_does_not_wait_for_the_last_gradient():
+    cluster, servers = start_cluster(ps=2, workers=1)
+    done_slow = []
+
+    def slow(g):
+        time.sleep(0.4)
+        done_slow.append(time.time())
+        return g * 2.0
+
+    try:
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32, [3])
+            with tf.device("/job:ps/task:0"):
+                a = tf.Variable(np.zeros(3, np.float32), name="a")  # Adam's beta powers go beside it
+            with tf.device("/job:ps/task:1"):
+                b = tf.Variable(np.zeros(3, np.float32), name="b")
+            with tf.device("/job:worker/task:0"):
+                g_b = x * b.read_value() + 1.0
+                g_a = tf.py_func(slow, [g_b], tf.float32, name="slow")
+                g_a.set_shape([3])
+            train = tf.train.AdamOptimizer(0.1).apply_gradients([(g_a, a), (g_b, b)])
+            with tf.Session(servers["worker:0"].target) as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train, {x: [1.0, 2.0, 3.0]})
+                done_slow.clear()
+                md = tf.RunMetadata()
+                sess.run(train, {x: [1.0, 2.0, 3.0]}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                         run_metadata=md)
+                b_now, a_now = sess.run([b, a])
+    finally:
+        for s in servers.values():
+            s.stop(0)
+    ends = {ns.node_name: (ns.all_start_micros + ns.all_end_rel_micros) / 1e6
+            for d in md.step_stats.dev_stats if "/job:ps/replica:0/task:1" in d.device for ns in d.node_stats}
+    b_apply = next(n for n in ends if "ApplyAdam" in n)
+    assert ends[b_apply] < done_slow[0]  # the beta powers came from ps 0 at the start of the step
+    np.testing.assert_allclose([b_now, a_now], _adam_reference([1.0, 2.0, 3.0], steps=2), rtol=1e-5, atol=1e-6)
+
+
 def _adam_reference(x, steps, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
     x = np.asarray(x, np.float64)
     w = [np.zeros(3), np.zeros(3)]
