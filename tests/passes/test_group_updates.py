@@ -68,3 +68,22 @@ def test_grouped_adam_and_momentum_match_numpy_step_by_step():
                     want[i] = want[i] - m[i] * alpha / (np.sqrt(s[i]) + 1e-8)
                 for got, w in zip(sess.run(vs), want):
                     np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+
+
+def test_updates_fed_by_another_task_stay_apart_to_be_applied_as_each_gradient_arrives():
+    ps, wk = "/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"
+
+    def on(node, device):
+        return node.copy(device=device)
+
+    names = ["lr", "mom", "v1", "v1_acc", "v2", "v2_acc", "v3", "v3_acc", "v4", "v4_acc"]
+    nodes = [on(feed(n), ps) for n in names] + [on(feed("x"), wk)]
+    nodes += [NodeIR("g1", "Neg", ["x"], wk, {"T": F32}, [F32], [[]]),  # computed on the worker
+              NodeIR("g2", "Neg", ["g1"], ps, {"T": F32}, [F32], [[]]),  # on the ps, from the worker's value
+              NodeIR("g3", "Neg", ["v3"], ps, {"T": F32}, [F32], [[]]),  # the ps's own values only
+              NodeIR("g4", "Square", ["v4"], ps, {"T": F32}, [F32], [[]])]
+    nodes += [on(momentum(f"u{i}", f"v{i}", f"g{i}"), ps) for i in (1, 2, 3, 4)]
+    out = group_updates(GraphIR(nodes), PassContext(targets=["train"]))
+    grouped = [n for n in out if n.op == GROUPED_APPLY]
+    assert len(grouped) == 1 and grouped[0].attrs["members"] == ["u3", "u4"]
+    assert "u1" in out and "u2" in out

@@ -142,3 +142,20 @@ def test_partitions_of_one_step_meet_in_any_order_across_devices():
                 assert sess.run(d, {x: [1.0, 2.0, 3.0]}).tolist() == [8.0, 13.0, 18.0]
         with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2}, inter_op_parallelism_threads=2)) as sess:
             assert sess.run(d, {x: [1.0, 2.0, 3.0]}).tolist() == [8.0, 13.0, 18.0]
+
+
+def test_a_withdrawn_async_receive_leaves_the_value_for_a_later_receive():
+    table = LocalRendezvous()
+    k = create_key(A, 1, B, "w")
+    got = []
+
+    def cb(v, e):
+        got.append(v)
+
+    table.recv_async(k, cb)
+    assert table.cancel_recv(k, cb) and not table.cancel_recv(k, cb)
+    table.send(k, 7)
+    assert got == [] and table.recv(k, 1) == 7
+    table.recv_async(k, cb)
+    table.send(k, 8)
+    assert got == [8] and not table.cancel_recv(k, cb)  # already called back

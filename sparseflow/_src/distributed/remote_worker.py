@@ -143,23 +143,37 @@ class RemoteWorker(TableClient, CollectiveClient):
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()
 
-    def recv_tensors_async(self, step_id: int, keys, callback):
+    def recv_tensors_async(self, step_id: int, keys, callback, any_ready: bool = False):
         """Pulls several keys of ``step_id`` in one call; ``callback(key, value, error)`` per key (one
-        call with the error if the pull fails); returns a cancel function."""
+        call with the error if the pull fails); returns a cancel function. ``any_ready``: each value
+        as soon as this task has sent it (a call returns the ones sent by then; the next call asks for
+        the others)."""
         keys = list(keys)
-        req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=keys, request_id=next(_request_ids))
-        f = self._client.future("RecvTensors", req, None)
+        current = []  # the call in flight
 
-        def done(fut):
+        def call(wanted):
+            req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=wanted, any_ready=any_ready,
+                                                request_id=next(_request_ids))
+            f = self._client.future("RecvTensors", req, None)
+            current[:] = [f]
+            f.add_done_callback(lambda fut: done(fut, wanted))
+
+        def done(fut, wanted):
             try:
                 resp = fut.result()
-                if len(resp.tensor) != len(keys):
+                idx = list(resp.index) if any_ready and resp.index else range(len(wanted))
+                got = [wanted[i] for i in idx if 0 <= i < len(wanted)]
+                if len(resp.tensor) != len(got) or len(set(got)) != len(got) or not got:
                     raise errors.InternalError(None, None, f"RecvTensors from {self.task}: {len(resp.tensor)} "
-                                                           f"tensors for {len(keys)} keys.")
+                                                           f"tensors for {len(wanted)} keys.")
             except BaseException as e:  # noqa: BLE001 - handed to the receiver
-                callback(keys[0], None, e)
+                callback(wanted[0], None, e)
                 return
-            for key, item in zip(keys, resp.tensor):
+            taken = set(got)
+            rest = [k for k in wanted if k not in taken]
+            if rest:
+                call(rest)
+            for key, item in zip(got, resp.tensor):
                 if item.total_bytes:
                     _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
                                        lambda v, e, key=key: callback(key, v, e))
@@ -171,8 +185,8 @@ class RemoteWorker(TableClient, CollectiveClient):
                     return
                 callback(key, value, None)
 
-        f.add_done_callback(done)
-        return lambda: f.rpc.cancel()
+        call(keys)
+        return lambda: current[0].rpc.cancel()
 
     def _fetch_chunks(self, step_id: int, key: str, resp, callback):
         """Assembles a chunked tensor (RecvTensorChunk calls, two in flight)."""

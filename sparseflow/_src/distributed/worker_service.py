@@ -183,7 +183,7 @@ class WorkerServicer(TableServicer, CollectiveServicer):
 
     def RecvTensor(self, req, context):
         self._requests.track(req.request_id, "RecvTensor")
-        value = self._wait_for(req.step_id, [req.rendezvous_key], context)[0]
+        value = self._wait_for(req.step_id, [req.rendezvous_key], context)[0][1]
         resp = worker_pb2.RecvTensorResponse()
         self._fill(resp, req.step_id, req.rendezvous_key, value)
         return resp
@@ -191,40 +191,58 @@ class WorkerServicer(TableServicer, CollectiveServicer):
     def RecvTensors(self, req, context):
         self._requests.track(req.request_id, "RecvTensors")
         keys = list(req.rendezvous_key)
-        values = self._wait_for(req.step_id, keys, context)
+        got = self._wait_for(req.step_id, keys, context, any_ready=req.any_ready)
         resp = worker_pb2.RecvTensorsResponse()
-        for key, value in zip(keys, values):
-            self._fill(resp.tensor.add(), req.step_id, key, value)
+        for i, value in got:
+            self._fill(resp.tensor.add(), req.step_id, keys[i], value)
+        if len(got) < len(keys):
+            resp.index.extend(i for i, _ in got)
         return resp
 
-    def _wait_for(self, step_id: int, keys: list, context) -> list:
-        """The values this task sends under ``keys`` in ``step_id``, once all are there."""
+    def _wait_for(self, step_id: int, keys: list, context, any_ready: bool = False) -> list:
+        """``(position, value)`` of the values this task sends under ``keys`` in ``step_id``, once
+        all are there (``any_ready``: once one is, with every other one there by then; the waits for
+        the rest are withdrawn, and a value sent meanwhile goes back to the step's table for the
+        caller's next call)."""
         box: dict = {}
         ready = threading.Event()
         lock = threading.Lock()
+        answered = []
+        table = self.worker.steps.get(step_id).rendezvous.local
 
         def done(key, value, err):
             with lock:
-                box[key] = (value, err)
-                if len(box) == len(keys) or err is not None:
-                    ready.set()
+                late = bool(answered)
+                if not late:
+                    box[key] = (value, err)
+                    if any_ready or len(box) == len(keys) or err is not None:
+                        ready.set()
+            if late and err is None:  # sent after the reply was made: kept for the next call
+                try:
+                    table.send(key, value)
+                except errors.OpError:  # the step was aborted meanwhile
+                    pass
 
+        callbacks = {key: (lambda v, e, key=key: done(key, v, e)) for key in keys}
         for key in keys:
-            self.worker.recv_tensor_async(step_id, key, lambda v, e, key=key: done(key, v, e))
+            self.worker.recv_tensor_async(step_id, key, callbacks[key])
         while not ready.wait(1.0):
             if not context.is_active():  # the receiver gave up (its step was aborted or it died)
-                self.worker.steps.get(step_id).rendezvous.local.abort(errors.CancelledError(
-                    None, None, f"The receiver of {keys[0]} went away."))
+                table.abort(errors.CancelledError(None, None, f"The receiver of {keys[0]} went away."))
                 ready.wait(1.0)
                 break
         with lock:
+            answered.append(True)
             got = dict(box)
+        for key in keys:
+            if key not in got:
+                table.cancel_recv(key, callbacks[key])
         for _value, err in got.values():
             if err is not None:
                 raise err
-        if len(got) != len(keys):
+        if not got or (len(got) != len(keys) and not any_ready):
             raise errors.CancelledError(None, None, f"RecvTensor {keys[0]} was cancelled.")
-        return [got[k][0] for k in keys]
+        return [(i, got[k][0]) for i, k in enumerate(keys) if k in got]
 
     def _fill(self, resp, step_id: int, key: str, value):
         resp.send_start_micros = int(time.time() * 1e6)

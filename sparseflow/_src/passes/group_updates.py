@@ -5,7 +5,10 @@ their scalar inputs (the same learning-rate, beta-power, ... tensors) and attrs,
 output nothing reads, become one ``_GroupedApply`` node: its kernel updates every variable in
 one parallel sweep instead of one kernel call (and one hand-off to the pool) per variable. Nodes
 that waited on any member (``^member``: the beta-power updates, the train op's group) wait on the
-grouped node; the members' own control inputs move to it. Run targets are never grouped.
+grouped node; the members' own control inputs move to it. Run targets are never grouped, nor
+updates whose gradient is computed (even in part) on another task: a parameter server applies
+each such gradient on its own, as soon as it arrives (a group would wait for the last one, and
+the other workers would read the earlier ones' variables stale for longer).
 
 Example:
     >>> from sparseflow._src.framework.ir import GraphIR, NodeIR
@@ -40,13 +43,16 @@ def group_updates(ir: GraphIR, ctx: PassContext) -> GraphIR:
     """The pass (see the module docstring)."""
     read = {parse_input(s)[0] for n in ir for s in n.data_inputs}
     groups: dict[tuple, list[NodeIR]] = {}
+    remote = _remote_fed(ir)
     for n in ir:
         if n.op not in GROUPABLE or n.name in read or n.name in ctx.targets:
             continue
         split = _split(n)
         if split is None:
             continue
-        _, _, scalars = split
+        _, grad, scalars = split
+        if remote(parse_input(grad)[0], _task(n.device)):
+            continue
         key = (n.op, n.device, tuple(scalars), repr(n.attrs.get("T")), bool(n.attrs.get("use_locking", False)),
                tuple(bool(n.attrs.get(f, f == "update_slots")) for f in _FLAGS))
         groups.setdefault(key, []).append(n)
@@ -75,6 +81,42 @@ def group_updates(ir: GraphIR, ctx: PassContext) -> GraphIR:
         return GraphIR(_stable_topo(out, pos), ir.library, ir.versions)
     except ValueError:  # a member waited (through control edges) on another member's effects: keep them apart
         return ir
+
+
+def _task(device: str) -> str:
+    return device.split("/device:")[0] if device else ""
+
+
+def _remote_fed(ir: GraphIR):
+    """``fn(node name, task)``: whether the node's value depends, through data inputs, on a node of
+    another task than ``task`` (a node of an unplaced graph is on every task)."""
+    by_name = {n.name: n for n in ir}
+    memo: dict[tuple, bool] = {}
+
+    def remote(name: str, task: str) -> bool:
+        if (name, task) in memo:
+            return memo[(name, task)]
+        stack, seen = [name], {name}  # depth-first, without recursion (long chains of nodes)
+        found = False
+        while stack and not found:
+            n = by_name.get(stack.pop())
+            if n is None:
+                continue
+            t = _task(n.device)
+            if memo.get((n.name, task)) or (t and task and t != task):
+                found = True
+                break
+            for x in n.data_inputs:
+                src = parse_input(x)[0]
+                if src not in seen and memo.get((src, task)) is not False:
+                    seen.add(src)
+                    stack.append(src)
+        if not found:
+            memo.update(((s, task), False) for s in seen)
+        memo[(name, task)] = found
+        return found
+
+    return remote
 
 
 def _split(n: NodeIR):

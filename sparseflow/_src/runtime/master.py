@@ -278,11 +278,11 @@ class MasterSession:
             for e in ctx.log:
                 if isinstance(e, str):
                     print(e, file=sys.stderr)
-        order = _global_order(ir)
+        local_task = self.env.local_worker.task
+        order = _global_order(ir, local_task)
         by_task: dict[str, list] = {}
         for n in order:
             by_task.setdefault(task_of_device(n.device), []).append(n)
-        local_task = self.env.local_worker.task
         self.env.prepare_tasks(sorted(by_task), self.handle, getattr(self.source, "graph", None))
         feed_nodes = [f"_feed_{i}" for i in range(len(feeds))]
         fetch_nodes = [f"_fetch_{i}" for i in range(len(fetches))]
@@ -371,12 +371,19 @@ def _requested_tasks(ir: GraphIR) -> list[str]:
     return sorted(out)
 
 
-def _global_order(ir: GraphIR) -> list:
+def _global_order(ir: GraphIR, client_task: str | None = None) -> list:
     """Every node after its inputs and every ``_Recv`` after its ``_Send``; else in graph order, but:
 
     - a ``_Send`` of a computed value as soon as its input is ready: the receiver (a parameter
       server applying a gradient, say) starts while this partition goes on; a send of a variable's
       value (a read that aliases the variable) keeps its place, so it sees the updates before it;
+    - a node of another task than ``client_task`` (the master's) as soon as its inputs are there,
+      but such a send of a variable's value to ``client_task``, as TensorFlow's dataflow executor
+      runs a parameter server's part of a step: it applies each gradient when that gradient
+      arrives (the output layer's long before the first layer's), not all of them after the last
+      one; an update kept until the end of the step is read stale by the other asynchronous
+      workers for nearly a whole step. (Adam's beta powers, read by another ps's updates, reach
+      it at the start of the step);
     - a collective as late as it can be: a partition's straight-line plan blocks in a collective
       until the other members arrive, and they may need what this partition sends (their inputs);
     - an op that only starts a collective (``STARTS_EARLY``: it never blocks) as early as it can, so
@@ -399,8 +406,10 @@ def _global_order(ir: GraphIR) -> list:
         data = [x for x in producer.inputs if not x.startswith("^")]
         return producer.op == "Identity" and len(data) == 1 and reads_variable(data[0], seen + 1)
 
-    early = {i for i, n in enumerate(nodes)
-             if n.op == "_Send" and not any(reads_variable(x) for x in n.inputs if not x.startswith("^"))}
+    def sends_variable(n) -> bool:
+        return n.op == "_Send" and any(reads_variable(x) for x in n.inputs if not x.startswith("^"))
+
+    early = {i for i, n in enumerate(nodes) if n.op == "_Send" and not sends_variable(n)}
     sends = {}
     for i, n in enumerate(nodes):
         if n.op == "_Send":
@@ -412,9 +421,13 @@ def _global_order(ir: GraphIR) -> list:
         if n.op == "_Recv":
             yield sends.get((n.attrs["tensor_name"], n.attrs["send_device"], n.attrs["recv_device"]), -1)
 
+    if client_task is not None:
+        early |= {i for i, n in enumerate(nodes) if task_of_device(n.device) != client_task and not (
+            sends_variable(n) and task_of_device(n.attrs.get("recv_device", "")) == client_task)}
+
     def rank(i):
         op = nodes[i].op
-        return -1 if op in STARTS_EARLY else 0 if i in early else 2 if op.startswith("Collective") else 1
+        return -1 if op in STARTS_EARLY else 2 if op.startswith("Collective") else 0 if i in early else 1
 
     return [nodes[i] for i in stable_toposort(len(nodes), sources, rank)]
 

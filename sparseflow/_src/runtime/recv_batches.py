@@ -2,9 +2,11 @@
 
 Every tensor that crosses tasks would otherwise cost one RPC; a worker reading eight dense
 variables from a ps pays eight round trips per step. The master groups a task's receives from one
-sender into batches that are pulled in one call, when that is safe: a receiving plan blocks at the
-first receive of a batch until the whole batch has arrived, so no tensor of the batch may depend
-on anything the receiving task computes at or after that point. With ``pos`` the place of each
+sender into batches that are pulled in one call (``RecvTensors`` with ``any_ready``: each value
+lands as soon as its sender has it, one reply per arrival, so a ps applies a step's first
+gradients while the worker computes the others). Batches are formed only where that is safe
+whatever the arrival order: no tensor of a batch may depend on anything the receiving task
+computes at or after the batch's first receive. With ``pos`` the place of each
 node in the step's global order (the order every plan follows), a receive ``k`` joins the batch
 that starts at receive ``f`` only when every node of the receiving task that ``k``'s sender
 waits for comes before ``f`` — through data and control edges, across tasks, and through the

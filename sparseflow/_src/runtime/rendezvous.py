@@ -86,6 +86,15 @@ class LocalRendezvous:
         else:
             callback(value, None)
 
+    def cancel_recv(self, key: str, callback) -> bool:
+        """Withdraws a ``recv_async`` of ``key`` that has not been called back; False when it was
+        (or is being) called back, or another callback waits."""
+        with self._cond:
+            if self._waiters.get(key) is callback:
+                del self._waiters[key]
+                return True
+            return False
+
     def try_recv(self, key: str, default=None):
         with self._cond:
             return self._values.pop(key, default)
