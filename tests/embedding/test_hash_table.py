@@ -329,3 +329,24 @@ def test_pulls_with_repeated_keys_match_the_reference(min_count):
         table.push(keys[:1], np.zeros((1, DIM), np.float32), learning_rate=0.1)
         ref.push(keys[:1], np.zeros((1, DIM), np.float32), np.ones(1), 0.1)
     _check_equal(table, ref)
+
+
+@pytest.mark.parametrize("optimizer", ["adagrad", "adam"])
+def test_a_large_push_in_chunks_on_several_threads_equals_one_thread(optimizer, monkeypatch):
+    from sparseflow._src.kernels import embedding_table, intra_op
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 30_000, 12_000).astype(np.uint64)  # duplicates summed first; some keys never pulled
+    grads = rng.standard_normal((keys.size, 4)).astype(np.float32)
+    params = {"adagrad": (0.1, 0.0), "adam": (0.9, 0.999, 1e-8)}[optimizer]
+    got = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(intra_op, "_threads", threads)
+        monkeypatch.setattr(embedding_table, "PUSH_CHUNK_KEYS", 1000)
+        t = EmbeddingTableResource("t", TableSpec(dim=4, optimizer=optimizer, optimizer_params=params,
+                                                  initializer="uniform", initializer_params=(-0.1, 0.1), seed=3))
+        t.pull(keys[: keys.size // 2])
+        dropped = t.push(keys, grads, learning_rate=0.05)
+        got[threads] = (dropped, t.pull(keys, training=False))
+    assert got[1][0] == got[3][0] > 0
+    np.testing.assert_array_equal(got[1][1], got[3][1])

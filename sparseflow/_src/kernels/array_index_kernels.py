@@ -35,7 +35,7 @@ PARALLEL_MIN_ELEMENTS = 1 << 15  # elements a thread copies at least
 def take_rows(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``np.take(params, indices, axis=0)`` for indices already checked, on all cores when large."""
     row = int(np.prod(params.shape[1:], dtype=np.int64))
-    if indices.size * row < 2 * PARALLEL_MIN_ELEMENTS or intra_op.intra_op_threads() < 2 or params.dtype.hasobject:
+    if indices.size * row < 2 * PARALLEL_MIN_ELEMENTS or intra_op.total_threads() < 2 or params.dtype.hasobject:
         return np.take(params, indices, axis=0)
     out = np.empty(indices.shape + params.shape[1:], params.dtype)
     flat_out, flat_idx = out.reshape((indices.size,) + params.shape[1:]), indices.reshape(-1)

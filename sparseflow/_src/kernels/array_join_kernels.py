@@ -54,7 +54,7 @@ def concat_rows(values: list, axis: int) -> np.ndarray:
     dtype = first.dtype
     rows = first.shape[0]
     size = sum(v.size for v in values)
-    if (size < 2 * PARALLEL_MIN_ELEMENTS or rows < 2 or intra_op.intra_op_threads() < 2 or dtype.hasobject
+    if (size < 2 * PARALLEL_MIN_ELEMENTS or rows < 2 or intra_op.total_threads() < 2 or dtype.hasobject
             or any(v.dtype != dtype for v in values)):
         return np.concatenate(values, axis=axis)
     shape = list(first.shape)

@@ -310,8 +310,14 @@ def init_rows(keys, dim, init_kind, p0, p1, seed):
 def resolve_unique(skeys, srows, salt, keys, rows, first):
     """``rows[i]``: the row of ``keys[i]`` (-1 if none); ``first[i]``: the position of the first
     occurrence of the same key (``i`` itself for the first). Returns the number of duplicates."""
-    n = keys.shape[0]
     lookup_rows(skeys, srows, salt, keys, rows)
+    return first_occurrences(keys, first)
+
+
+@cached_njit(**_JIT)
+def first_occurrences(keys, first):
+    """``first[i]``: the position of the first occurrence of ``keys[i]``; returns the number of duplicates."""
+    n = keys.shape[0]
     cap = 1
     while cap < 2 * n:
         cap *= 2

@@ -5,6 +5,9 @@ lock; :class:`EmbeddingTableResource` is what a device holds for one table (or f
 table split over devices): ``num_shards`` shards routed by a hash of the key, one step counter,
 the optimizer and lifecycle settings (:class:`TableSpec`).
 
+A large push finds its rows and applies the optimizer in chunks of keys on all cores (each row is
+updated from one position: the values of one thread); pulls insert rows, and stay on one thread.
+
 Growth is by rehash (index) and by resizing the rows' block (embedding_rows: re-mapped, not
 copied), never by a fixed reservation. Eviction tombstones slots and compacts the rows in place,
 then shrinks the arrays, so memory goes back to the operating system.
@@ -32,8 +35,10 @@ import numpy as np
 
 from sparseflow._src.kernels import embedding_hash as H
 from sparseflow._src.kernels import embedding_optim as O
+from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.embedding_rows import RowStore
 
+PUSH_CHUNK_KEYS = 2048  # a push of at least two chunks finds and updates its rows on all cores
 INITIALIZERS = {"zeros": H.INIT_ZEROS, "constant": H.INIT_CONSTANT, "uniform": H.INIT_UNIFORM,
                 "normal": H.INIT_NORMAL, "truncated_normal": H.INIT_TRUNCATED_NORMAL}
 _INIT_NPARAMS = {"zeros": 0, "constant": 1, "uniform": 2, "normal": 2, "truncated_normal": 2}
@@ -222,12 +227,23 @@ class TableShard:
         n = keys.shape[0]
         rows = np.empty(n, dtype=np.int32)
         first = np.empty(n, dtype=np.int64)
-        with self.lock:
-            dups = H.resolve_unique(self.skeys, self.srows, self.salt, keys, rows, first)
+        with self.lock:  # held while the chunks run on other threads too: they finish before it is released
+            skeys, srows, salt = self.skeys, self.srows, self.salt
+            if n >= 2 * PUSH_CHUNK_KEYS and intra_op.total_threads() > 1:
+                # the lookups only read the index: by chunks of keys on all cores, the duplicates after
+                intra_op.parallel_for(lambda lo, hi: H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi]),
+                                      n, PUSH_CHUNK_KEYS)
+                dups = H.first_occurrences(keys, first)
+            else:
+                dups = H.resolve_unique(skeys, srows, salt, keys, rows, first)
             if dups:
                 grads, counts, clicks = H.aggregate(grads, counts, clicks, first)
-            return O.push_rows(self.spec.kind, self.data, self.idata, rows, first, grads, counts, clicks, step, lr,
-                               self._hp, self.spec.dim)
+            dropped = []  # per chunk (list.append is atomic)
+            kind, data, idata, hp, dim = self.spec.kind, self.data, self.idata, self._hp, self.spec.dim
+            intra_op.parallel_for(lambda lo, hi: dropped.append(O.push_rows(kind, data, idata, rows, first, grads,
+                                                                            counts, clicks, step, lr, hp, dim, lo, hi)),
+                                  n, PUSH_CHUNK_KEYS)
+            return int(sum(dropped))
 
     # ------------------------------------------------------------------ lifecycle
     def evict(self, step, max_age, min_show, drop_candidates, decay):

@@ -5,7 +5,10 @@ TensorFlow's intra-op pool serves every session of a process:
 
 - :func:`parallel_for` splits a range into chunks run at once by a numba loop compiled with
   ``nogil=True`` on the calling thread and pool threads. Kernels call it only for work large
-  enough (``min_chunk``) to pay for the hand-off (~10-30 us).
+  enough (``min_chunk``) to pay for the hand-off (~5-15 us). Its chunks are offered to every
+  thread, also while jobs run beside the caller (:func:`run_beside`): a thread that waits for a
+  job (a plan joining a fork) claims the chunks of the kernels still running meanwhile, so the
+  two cores end a step's uneven jobs (two table pushes, the dense update) together.
 - GEMMs (``parallel_gemm``) follow :func:`gemm_mode`: ``"pool"`` (the default) runs a large
   product as blocks of rows on this pool, each a one-thread BLAS call, so the BLAS library is set
   to one thread when a session starts; ``"blas"`` leaves the GEMM's threading to the BLAS library,
@@ -28,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import _thread
+import collections
 import itertools
 import os
 import queue
@@ -43,6 +47,7 @@ _gemm_mode = "pool"
 _pool: _Pool | None = None
 _controller = None
 _beside = 0  # jobs running beside the caller (run_beside): the threads are shared out among them
+_helpers: collections.deque = collections.deque()  # queued run_on_pool jobs, which a waiting thread may run
 
 
 def _cpu_count() -> int:
@@ -149,6 +154,7 @@ class _Job:
         except BaseException as e:  # re-raised on the joining thread
             self.error = e
         finally:
+            self.fn = self.args = None  # what the call referenced (a table's old arrays) is not kept alive
             self.done.release()
 
     def take_back(self) -> bool:
@@ -156,10 +162,24 @@ class _Job:
         return self.claim.acquire(False)
 
     def result(self):
-        self.done.acquire()
+        """Waits for the job, running queued chunk claimers (:func:`run_on_pool`) of other kernels meanwhile."""
+        while not self.done.acquire(False):
+            helper = _steal_helper()
+            if helper is None:
+                self.done.acquire()
+                break
+            helper.run()
         if self.error is not None:
             raise self.error
         return self.value
+
+
+def _steal_helper():
+    """A queued job of :func:`run_on_pool` no thread has taken (now taken by the caller), or None."""
+    for job in tuple(_helpers):
+        if job.claim.acquire(False):
+            return job
+    return None
 
 
 class _Pool:
@@ -183,6 +203,7 @@ class _Pool:
                 return
             if job.claim.acquire(False):
                 job.run()
+            job = None  # nor by this thread while it waits for the next job
 
     def shutdown(self) -> None:
         """Ends the threads once the jobs queued before are done (a replaced pool, tests)."""
@@ -211,6 +232,7 @@ def _executor(workers: int) -> _Pool:
 def _after_fork_in_child():
     global _pool, _lock, _beside
     _pool, _lock, _beside = None, threading.Lock(), 0  # the parent's threads do not exist here
+    _helpers.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -227,6 +249,7 @@ def run_on_pool(fn, threads: int) -> None:
         return
     pool = _executor(threads - 1)
     jobs = [pool.submit(fn) for _ in range(threads - 1)]
+    _helpers.extend(jobs)  # a thread waiting for another job may run them (see _Job.result)
     try:
         fn()
     finally:
@@ -234,6 +257,7 @@ def run_on_pool(fn, threads: int) -> None:
             # a helper that has not started (its thread had no core) finds nothing left: not waited for
             if not job.take_back():
                 job.result()
+            _helpers.remove(job)  # only its submitter removes a job
 
 
 def run_beside(fn, *args):
@@ -283,10 +307,12 @@ CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread tha
 
 def parallel_for(fn, n: int, min_chunk: int, threads: int | None = None) -> None:
     """Runs ``fn(lo, hi)`` over ``[0, n)`` in contiguous chunks of at least ``min_chunk``, claimed
-    one at a time by the calling thread and up to ``threads - 1`` (default :func:`intra_op_threads`)
-    pool threads; all finished (and the first error re-raised) when this returns. The chunks depend
-    only on ``n``, ``min_chunk`` and ``threads``, never on timing."""
-    threads = threads or intra_op_threads()
+    one at a time by the calling thread and up to ``threads - 1`` (default :func:`total_threads`,
+    whatever runs beside: a chunk claimer that no thread takes costs a queue entry, and one that a
+    thread freed or waiting takes evens out the cores) other threads; all finished (and the first
+    error re-raised) when this returns. The chunks depend only on ``n``, ``min_chunk`` and
+    ``threads``, never on timing."""
+    threads = threads or total_threads()
     k = min(threads * CHUNKS_PER_THREAD, n // max(1, min_chunk))
     if k <= 1 or threads <= 1:
         if n > 0:
