@@ -350,3 +350,28 @@ def test_a_large_push_in_chunks_on_several_threads_equals_one_thread(optimizer, 
         got[threads] = (dropped, t.pull(keys, training=False))
     assert got[1][0] == got[3][0] > 0
     np.testing.assert_array_equal(got[1][1], got[3][1])
+
+
+@pytest.mark.parametrize("min_count,training", [(1, True), (3, True), (1, False)])
+def test_a_large_pull_in_chunks_on_several_threads_equals_one_thread(min_count, training, monkeypatch):
+    from sparseflow._src.kernels import embedding_table, intra_op
+
+    rng = np.random.default_rng(6)
+    batches = [rng.integers(0, 20_000, 9_000).astype(np.uint64) for _ in range(4)]  # duplicates, new and old keys
+    got = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(intra_op, "_threads", threads)
+        monkeypatch.setattr(embedding_table, "PULL_CHUNK_KEYS", 1000)
+        t = EmbeddingTableResource("t", _spec(dim=4, min_count=min_count, optimizer="adagrad",
+                                              optimizer_params=(0.1, 0.0)))
+        outs = []
+        for b in batches:
+            outs.append(t.pull(b, np.ones(b.size, np.int32), training=training))
+            t.push(b, np.ones((b.size, 4), np.float32), learning_rate=0.1)
+        stats = {k: v for k, v in t.stats().items() if k != "bytes_per_key"}  # NaN for an empty table
+        got[threads] = (outs, stats, t.shards[0].export())  # keys in slot order, their rows with state
+    for a, b in zip(got[1][0], got[3][0]):
+        np.testing.assert_array_equal(a, b)
+    assert got[1][1] == got[3][1]
+    for a, b in zip(got[1][2], got[3][2]):  # the same keys in the same slots, the same rows (seen steps too)
+        np.testing.assert_array_equal(a, b)

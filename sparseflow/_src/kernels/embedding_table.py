@@ -6,7 +6,8 @@ table split over devices): ``num_shards`` shards routed by a hash of the key, on
 the optimizer and lifecycle settings (:class:`TableSpec`).
 
 A large push finds its rows and applies the optimizer in chunks of keys on all cores (each row is
-updated from one position: the values of one thread); pulls insert rows, and stay on one thread.
+updated from one position: the values of one thread); a large pull reads the rows of admitted keys
+so, then inserts the others in their order on one thread (the rows and values of a one-thread pull).
 
 Growth is by rehash (index) and by resizing the rows' block (embedding_rows: re-mapped, not
 copied), never by a fixed reservation. Eviction tombstones slots and compacts the rows in place,
@@ -39,6 +40,7 @@ from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.embedding_rows import RowStore
 
 PUSH_CHUNK_KEYS = 2048  # a push of at least two chunks finds and updates its rows on all cores
+PULL_CHUNK_KEYS = 2048  # a pull of at least two chunks reads the admitted keys' rows on all cores
 INITIALIZERS = {"zeros": H.INIT_ZEROS, "constant": H.INIT_CONSTANT, "uniform": H.INIT_UNIFORM,
                 "normal": H.INIT_NORMAL, "truncated_normal": H.INIT_TRUNCATED_NORMAL}
 _INIT_NPARAMS = {"zeros": 0, "constant": 1, "uniform": 2, "normal": 2, "truncated_normal": 2}
@@ -210,13 +212,33 @@ class TableShard:
         if out is None:
             out = np.empty((keys.shape[0], dim), dtype=np.float32)
         stats = np.zeros(4, dtype=np.int64)
-        with self.lock:
+        n = keys.shape[0]
+        with self.lock:  # held while the chunks run on other threads too: they finish before it is released
             if training:
-                self._ensure_room(keys.shape[0], rows=True)
+                self._ensure_room(n, rows=True)
             kind, p0, p1, seed = self._init
-            self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys, counts,
-                                 training, self.spec.min_count, step, dim, self._state_init, kind, p0, p1, seed,
-                                 out, stats)
+            if n >= 2 * PULL_CHUNK_KEYS and intra_op.total_threads() > 1:
+                # the admitted keys' rows only read (and marked seen) in chunks on all cores; the others
+                # (new keys, candidates) inserted after, in their order, as the one-thread pull does
+                skeys, srows, salt, data, idata = self.skeys, self.srows, self.salt, self.data, self.idata
+                rows = np.empty(n, dtype=np.int32)
+
+                def chunk(lo, hi):
+                    H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi])
+                    H.read_rows(data, idata, rows, out, training, step, lo, hi)
+
+                intra_op.parallel_for(chunk, n, PULL_CHUNK_KEYS)
+                rest = np.flatnonzero(rows < 0)
+                if rest.size:
+                    part = np.empty((rest.size, dim), dtype=np.float32)
+                    self.n_rows = H.pull(skeys, srows, salt, data, idata, self.n_rows, keys[rest],
+                                         counts[rest] if counts.shape[0] else counts, training, self.spec.min_count,
+                                         step, dim, self._state_init, kind, p0, p1, seed, part, stats)
+                    out[rest] = part
+            else:
+                self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys,
+                                     counts, training, self.spec.min_count, step, dim, self._state_init, kind, p0,
+                                     p1, seed, out, stats)
             self.n_candidates += int(stats[1]) - int(stats[2])
             self.n_tombs -= int(stats[3])
         return out, stats
