@@ -29,13 +29,15 @@ def check_indices(indices, limit, what="indices"):
         raise invalid(f"{what}{where} = {value} is not in [0, {limit})")
 
 
-PARALLEL_MIN_ELEMENTS = 1 << 15  # elements a thread copies at least
+PARALLEL_MIN_WORK = 1 << 15  # a thread's share at least, in elements copied (an index costs about 8)
+INDEX_COST = 8
 
 
 def take_rows(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``np.take(params, indices, axis=0)`` for indices already checked, on all cores when large."""
     row = int(np.prod(params.shape[1:], dtype=np.int64))
-    if indices.size * row < 2 * PARALLEL_MIN_ELEMENTS or intra_op.total_threads() < 2 or params.dtype.hasobject:
+    if indices.size * (row + INDEX_COST) < 2 * PARALLEL_MIN_WORK or intra_op.total_threads() < 2 or \
+            params.dtype.hasobject:
         return np.take(params, indices, axis=0)
     out = np.empty(indices.shape + params.shape[1:], params.dtype)
     flat_out, flat_idx = out.reshape((indices.size,) + params.shape[1:]), indices.reshape(-1)
@@ -43,7 +45,7 @@ def take_rows(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
     def chunk(lo, hi):
         np.take(params, flat_idx[lo:hi], axis=0, out=flat_out[lo:hi], mode="clip")  # checked: clip never applies
 
-    intra_op.parallel_for(chunk, indices.size, max(1, PARALLEL_MIN_ELEMENTS // max(1, row)))
+    intra_op.parallel_for(chunk, indices.size, max(1, PARALLEL_MIN_WORK // (row + INDEX_COST)))
     return out
 
 

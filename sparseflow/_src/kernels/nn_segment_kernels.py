@@ -93,8 +93,9 @@ def scatter_rows(kind, out, ids, rows, fill=None):
                 flat[lo:hi] = fill
             scatter_rows_numba(flat, ids, rows, code, lo, hi)
 
-        # each thread reads every id: worth it only when the rows are many times the ids
-        threads = min(intra_op.intra_op_threads(), rows.size // PARALLEL_MIN_ELEMENTS) if width >= 4 else 1
+        # each thread reads every id: worth it only when the rows are many times the ids; the ranges are
+        # offered to every thread (one busy beside leaves its range to the caller)
+        threads = min(intra_op.total_threads(), rows.size // PARALLEL_MIN_ELEMENTS) if width >= 4 else 1
         n = out.shape[0]
         if threads >= 2 and n >= threads:
             intra_op.parallel_for(segments, n, -(-n // threads), threads)
