@@ -58,8 +58,8 @@ def _cpu_count() -> int:
 
 
 def intra_op_threads() -> int:
-    """Threads a kernel may use: the last ``intra_op_parallelism_threads`` set, else one per CPU,
-    shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
+    """Threads a kernel's fixed split may use (a GEMM's blocks): the last ``intra_op_parallelism_threads``
+    set, else one per CPU, shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
     total = total_threads()
     return max(1, total // (1 + _beside)) if _beside else total
 
@@ -262,10 +262,11 @@ def run_on_pool(fn, threads: int) -> None:
 
 def run_beside(fn, *args):
     """Starts ``fn(*args)`` on a pool thread beside the caller and returns a function that waits for
-    it and returns its result (re-raising its error). Until it ends, kernels on either thread see
+    it and returns its result (re-raising its error). Until it ends, GEMMs on either thread see
     their share of the threads (:func:`intra_op_threads`): two GEMMs run at once on two cores are
-    each one BLAS call, instead of each split over both cores in turn. A job no thread has taken
-    when it is joined runs on the joining thread.
+    each one BLAS call, instead of each split over both cores in turn (a :func:`parallel_for`'s
+    chunks are offered to every thread). A job no thread has taken when it is joined runs on the
+    joining thread; one that runs elsewhere is waited for while running queued chunks.
 
     >>> join = run_beside(sum, [1, 2, 3])
     >>> join()
