@@ -35,7 +35,7 @@ def test_registry_refuses_duplicates_naming_both_sites():
 
 # Inserted by the runtime after the graph is built; autodiff never sees them.
 RUNTIME_ONLY_OPS = {"_Feed", "_Fetch", "_Send", "_Recv", "_FusedElementwise", "_FusedMatMul",
-                    "_FusedReluGradBiasAddGrad", "_GroupedApply"}
+                    "_FusedReluGradBiasAddGrad", "_GroupedApply", "_SlicedMatMul"}
 
 
 def test_every_op_has_a_gradient_or_is_declared_not_differentiable():

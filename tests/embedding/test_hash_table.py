@@ -329,3 +329,49 @@ def test_pulls_with_repeated_keys_match_the_reference(min_count):
         table.push(keys[:1], np.zeros((1, DIM), np.float32), learning_rate=0.1)
         ref.push(keys[:1], np.zeros((1, DIM), np.float32), np.ones(1), 0.1)
     _check_equal(table, ref)
+
+
+@pytest.mark.parametrize("optimizer", ["adagrad", "adam"])
+def test_a_large_push_in_chunks_on_several_threads_equals_one_thread(optimizer, monkeypatch):
+    from sparseflow._src.kernels import embedding_table, intra_op
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 30_000, 12_000).astype(np.uint64)  # duplicates summed first; some keys never pulled
+    grads = rng.standard_normal((keys.size, 4)).astype(np.float32)
+    params = {"adagrad": (0.1, 0.0), "adam": (0.9, 0.999, 1e-8)}[optimizer]
+    got = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(intra_op, "_threads", threads)
+        monkeypatch.setattr(embedding_table, "PUSH_CHUNK_KEYS", 1000)
+        t = EmbeddingTableResource("t", TableSpec(dim=4, optimizer=optimizer, optimizer_params=params,
+                                                  initializer="uniform", initializer_params=(-0.1, 0.1), seed=3))
+        t.pull(keys[: keys.size // 2])
+        dropped = t.push(keys, grads, learning_rate=0.05)
+        got[threads] = (dropped, t.pull(keys, training=False))
+    assert got[1][0] == got[3][0] > 0
+    np.testing.assert_array_equal(got[1][1], got[3][1])
+
+
+@pytest.mark.parametrize("min_count,training", [(1, True), (3, True), (1, False)])
+def test_a_large_pull_in_chunks_on_several_threads_equals_one_thread(min_count, training, monkeypatch):
+    from sparseflow._src.kernels import embedding_table, intra_op
+
+    rng = np.random.default_rng(6)
+    batches = [rng.integers(0, 20_000, 9_000).astype(np.uint64) for _ in range(4)]  # duplicates, new and old keys
+    got = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(intra_op, "_threads", threads)
+        monkeypatch.setattr(embedding_table, "PULL_CHUNK_KEYS", 1000)
+        t = EmbeddingTableResource("t", _spec(dim=4, min_count=min_count, optimizer="adagrad",
+                                              optimizer_params=(0.1, 0.0)))
+        outs = []
+        for b in batches:
+            outs.append(t.pull(b, np.ones(b.size, np.int32), training=training))
+            t.push(b, np.ones((b.size, 4), np.float32), learning_rate=0.1)
+        stats = {k: v for k, v in t.stats().items() if k != "bytes_per_key"}  # NaN for an empty table
+        got[threads] = (outs, stats, t.shards[0].export())  # keys in slot order, their rows with state
+    for a, b in zip(got[1][0], got[3][0]):
+        np.testing.assert_array_equal(a, b)
+    assert got[1][1] == got[3][1]
+    for a, b in zip(got[1][2], got[3][2]):  # the same keys in the same slots, the same rows (seen steps too)
+        np.testing.assert_array_equal(a, b)

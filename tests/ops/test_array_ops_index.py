@@ -178,3 +178,16 @@ def test_sequence_mask():
     got = run(z, {lens: [[0, 2], [3, 1]]})
     expected = np.arange(3) < np.array([[0, 2], [3, 1]])[..., None]
     np.testing.assert_array_equal(got, expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_large_gather_on_several_threads_equals_numpy(threads, monkeypatch):
+    from sparseflow._src.kernels import intra_op
+
+    monkeypatch.setattr(intra_op, "_threads", threads)
+    params, idx = rand((5000, 16)), rng.integers(0, 5000, (2048, 26))
+    with tf.Graph().as_default():
+        got = run(tf.gather(tf.constant(params), tf.placeholder_with_default(idx, [None, 26])))
+    np.testing.assert_array_equal(got, np.take(params, idx, axis=0))
+    with tf.Graph().as_default(), pytest.raises(tf.errors.InvalidArgumentError, match="5000"):
+        run(tf.gather(tf.constant(params), tf.placeholder_with_default(idx + 1, [None, 26])))

@@ -198,3 +198,15 @@ def test_concat_offset():
     offsets = apply_op("ConcatOffset", [1, [[2, 3, 5], [2, 7, 5], [2, 1, 5]]]).outputs
     got = run(offsets)
     assert [g.tolist() for g in got] == [[0, 0, 0], [0, 3, 0], [0, 10, 0]]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_a_large_concat_in_blocks_of_rows_equals_numpy(threads, axis, monkeypatch):
+    from sparseflow._src.kernels import intra_op
+
+    monkeypatch.setattr(intra_op, "_threads", threads)
+    a, b = rand((700, 30, 8)), rand((700, 5, 8) if axis == 1 else (700, 30, 5))
+    with tf.Graph().as_default():
+        got = run(tf.concat([tf.placeholder_with_default(a, None), tf.placeholder_with_default(b, None)], axis))
+    np.testing.assert_array_equal(got, np.concatenate([a, b], axis))

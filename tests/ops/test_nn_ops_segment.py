@@ -202,10 +202,30 @@ def test_numba_scatter_matches_ufunc_at(dtype):
     for kind, ufunc, init in (("Sum", np.add, 0), ("Prod", np.multiply, 1), ("Max", np.maximum, -100),
                               ("Min", np.minimum, 100)):
         out = np.full((7, 3), init, dtype)
-        k.scatter_rows_numba(out, ids.astype(np.intp), rows, k._OP_CODES[kind])
+        k.scatter_rows_numba(out, ids.astype(np.intp), rows, k._OP_CODES[kind], 0, 7)
         ref = np.full((7, 3), init, dtype)
         ufunc.at(ref, ids[ids >= 0], rows[ids >= 0])
         np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Max"])
+def test_a_scatter_split_over_threads_by_segment_range_equals_one_thread(kind, monkeypatch):
+    from sparseflow._src.kernels import intra_op
+    from sparseflow._src.kernels import nn_segment_kernels as k
+
+    rows = RNG.randn(40000, 8).astype(np.float32)  # each segment gets many rows: the order of its sums matters
+    ids = RNG.randint(-1, 500, 40000)
+    got = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(intra_op, "_threads", threads)
+        monkeypatch.setattr(k, "PARALLEL_MIN_ELEMENTS", 1000)
+        out = np.empty((500, 8), np.float32)
+        k.scatter_rows(kind, out, ids, rows, fill=k._identity(kind, np.float32, True))
+        got[threads] = out
+    np.testing.assert_array_equal(got[1], got[3])
+    ref = np.full((500, 8), k._identity(kind, np.float32, True), np.float32)
+    k._UFUNCS[kind].at(ref, ids[ids >= 0], rows[ids >= 0])
+    np.testing.assert_array_equal(got[1], ref)
 
 
 def test_large_unsorted_segment_sum_uses_the_same_semantics():

@@ -9,7 +9,7 @@ from sparseflow._src.framework import dtypes
 from sparseflow._src.framework.ir import GraphIR, NodeIR, parse_input
 from sparseflow._src.framework.tensor_shape import TensorShape
 from sparseflow._src.passes.context import PassContext
-from sparseflow._src.passes.remap import FUSED_MATMUL, FUSED_RELU_GRAD_BIAS_GRAD, remap
+from sparseflow._src.passes.remap import FUSED_MATMUL, FUSED_RELU_GRAD_BIAS_GRAD, SLICED_MATMUL, remap
 
 F32, I32 = dtypes.float32, dtypes.int32
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -91,6 +91,47 @@ def test_relu_grad_and_bias_add_grad_become_one_node_with_two_outputs():
     fused = out.node("rg")
     assert fused.op == FUSED_RELU_GRAD_BIAS_GRAD and fused.inputs == ["g", "y", "^c"]
     assert "bg" not in out and out.node("use").inputs == ["rg:1"] and out.node("n").inputs == ["^rg"]
+
+
+def sliced_product(*extra):
+    return [feed("x", [None, 3]), feed("w", [4, 3]), feed("begin", [2], I32), feed("size", [2], I32),
+            NodeIR("c", "NoOp", [], CPU0),
+            op("m", "MatMul", ["x", "w", "^c"], [None, 4], transpose_a=False, transpose_b=True),
+            op("s", "Slice", ["m", "begin", "size"], [None, None], Index=I32), fetch(0, "s:0"), *extra]
+
+
+def test_a_slice_of_a_product_read_only_there_computes_only_the_slice():
+    out = run(sliced_product())
+    s = out.node("s")
+    assert "m" not in out and s.op == SLICED_MATMUL and s.inputs == ["x", "w", "begin", "size", "^c"]
+    assert s.attrs["transpose_b"] and not s.attrs["transpose_a"]
+
+
+@pytest.mark.parametrize("blocker", ["fetched", "other_reader", "shape_reader"])
+def test_a_product_read_elsewhere_is_not_sliced(blocker):
+    extra = {"fetched": fetch(1, "m:0"), "other_reader": op("n", "Neg", ["m"], [None, 4]),
+             "shape_reader": op("n", "Shape", ["m"], [2], dtype=I32)}[blocker]
+    out = run(sliced_product(extra, *([fetch(1, "n:0")] if blocker != "fetched" else [])))
+    assert out.node("m").op == "MatMul" and out.node("s").op == "Slice"
+
+
+def test_the_first_layer_input_gradient_is_computed_for_the_concatenated_inputs_that_need_it():
+    """``concat([e, x]) @ w``, differentiated for ``e`` only: the product ``g @ w^T`` is made for
+    ``e``'s columns alone (its Reshape then a view), and equals the slice of the full product."""
+    rng = np.random.default_rng(2)
+    es, xs = rng.standard_normal((300, 8)).astype(np.float32), rng.standard_normal((300, 3)).astype(np.float32)
+    ws = rng.standard_normal((11, 5)).astype(np.float32)
+    with tf.Graph().as_default():
+        e, x = tf.placeholder(tf.float32, [None, 8]), tf.placeholder(tf.float32, [None, 3])
+        y = tf.matmul(tf.concat([e, x], 1), tf.constant(ws))
+        (ge,) = tf.gradients(tf.reduce_sum(tf.sin(y)), [e])
+        ge = tf.reshape(ge, [-1, 4])
+        with tf.Session() as sess:
+            got = sess.run(ge, {e: es, x: xs})
+            explained = sess.explain(ge, {e: es, x: xs})
+    assert SLICED_MATMUL in explained
+    want = (np.cos(np.concatenate([es, xs], 1).astype(np.float64) @ ws) @ ws.T)[:, :8].reshape(-1, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def _mlp(x, labels, add_bias):

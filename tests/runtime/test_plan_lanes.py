@@ -128,7 +128,6 @@ def test_run_beside_shares_the_threads_and_reraises(monkeypatch):
 def test_a_job_no_thread_took_runs_on_the_joining_thread(monkeypatch):
     monkeypatch.setattr(intra_op, "_threads", 2)
     monkeypatch.setattr(intra_op, "_pool", None)  # a pool of one thread, whatever ran before
-    monkeypatch.setattr(intra_op, "_pool_size", 0)
     busy, release = threading.Event(), threading.Event()
     first = intra_op.run_beside(lambda: busy.set() or release.wait(10))  # holds the pool's thread
     assert busy.wait(10)

@@ -1,10 +1,16 @@
 """CPU kernels of GatherV2, GatherNd, ScatterNd, Unique, UniqueWithCounts, ListDiff,
-DynamicPartition and DynamicStitch."""
+DynamicPartition and DynamicStitch.
+
+A large gather along axis 0 (an embedding lookup: ``[batch * fields, dim]`` rows of a temporary
+matrix) is copied in chunks of indices on all cores (``intra_op.parallel_for``; NumPy's ``take``
+releases the GIL), each chunk into its part of one output.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, invalid
 from sparseflow._src.kernels.registry import list_output, register_kernel
 
@@ -23,6 +29,26 @@ def check_indices(indices, limit, what="indices"):
         raise invalid(f"{what}{where} = {value} is not in [0, {limit})")
 
 
+PARALLEL_MIN_WORK = 1 << 15  # a thread's share at least, in elements copied (an index costs about 8)
+INDEX_COST = 8
+
+
+def take_rows(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``np.take(params, indices, axis=0)`` for indices already checked, on all cores when large."""
+    row = int(np.prod(params.shape[1:], dtype=np.int64))
+    if indices.size * (row + INDEX_COST) < 2 * PARALLEL_MIN_WORK or intra_op.total_threads() < 2 or \
+            params.dtype.hasobject:
+        return np.take(params, indices, axis=0)
+    out = np.empty(indices.shape + params.shape[1:], params.dtype)
+    flat_out, flat_idx = out.reshape((indices.size,) + params.shape[1:]), indices.reshape(-1)
+
+    def chunk(lo, hi):
+        np.take(params, flat_idx[lo:hi], axis=0, out=flat_out[lo:hi], mode="clip")  # checked: clip never applies
+
+    intra_op.parallel_for(chunk, indices.size, max(1, PARALLEL_MIN_WORK // (row + INDEX_COST)))
+    return out
+
+
 @register_kernel("GatherV2")
 def _gather(node):
     batch_dims = int(node.attrs.get("batch_dims", 0))
@@ -39,7 +65,7 @@ def _gather(node):
             raise invalid(f"batch_dims ({batch_dims}) must be less than or equal to axis ({a}).")
         check_indices(indices, params.shape[a])
         if bd == 0:
-            return as_output(np.take(params, indices, axis=a))
+            return as_output(take_rows(params, indices) if a == 0 else np.take(params, indices, axis=a))
         if params.shape[:bd] != indices.shape[:bd]:
             raise invalid(f"params.shape[:{bd}] = {dbg(params.shape[:bd])} must equal indices.shape[:{bd}] = "
                           f"{dbg(indices.shape[:bd])}")

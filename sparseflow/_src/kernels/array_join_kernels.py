@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, int_list, invalid
 from sparseflow._src.kernels.registry import list_output, register_kernel
 
@@ -36,9 +37,35 @@ def _concat(node):
                 if d != axis and v.shape[d] != first.shape[d]:
                     raise invalid(f"ConcatOp : Dimension {d} in both shapes must be equal: shape[0] = "
                                   f"{dbg(first.shape)} vs. shape[{i}] = {dbg(v.shape)}")
+        if axis > 0:
+            return concat_rows(values, axis)
         return np.concatenate(values, axis=axis)
 
     return compute
+
+
+PARALLEL_MIN_ELEMENTS = 1 << 15  # elements a thread copies at least
+
+
+def concat_rows(values: list, axis: int) -> np.ndarray:
+    """``np.concatenate(values, axis)`` (``axis > 0``, shapes checked) made in blocks of rows of axis 0
+    on all cores when large (a first layer's input: embeddings beside numerics)."""
+    first = values[0]
+    dtype = first.dtype
+    rows = first.shape[0]
+    size = sum(v.size for v in values)
+    if (size < 2 * PARALLEL_MIN_ELEMENTS or rows < 2 or intra_op.total_threads() < 2 or dtype.hasobject
+            or any(v.dtype != dtype for v in values)):
+        return np.concatenate(values, axis=axis)
+    shape = list(first.shape)
+    shape[axis] = sum(v.shape[axis] for v in values)
+    out = np.empty(shape, dtype)
+
+    def block(lo, hi):
+        np.concatenate([v[lo:hi] for v in values], axis=axis, out=out[lo:hi])
+
+    intra_op.parallel_for(block, rows, max(1, PARALLEL_MIN_ELEMENTS * rows // size))
+    return out
 
 
 @register_kernel("Pack")

@@ -13,26 +13,32 @@ from sparseflow._src.kernels.array_shape_kernels import as_output, dbg, int_list
 from sparseflow._src.kernels.registry import register_kernel
 
 
+def slice_index(shape, begin, size) -> tuple:
+    """The NumPy index tuple of ``Slice(x, begin, size)`` on an array of ``shape`` (``size[i] == -1``:
+    to the end), checked as TensorFlow's kernel checks it."""
+    b, s = int_list(begin), int_list(size)
+    if len(b) != len(shape) or len(s) != len(shape):
+        raise invalid(
+            f"Expected begin and size arguments to be 1-D tensors of size {len(shape)}, but got shapes "
+            f"{dbg(np.shape(begin))} and {dbg(np.shape(size))} instead.")
+    index = []
+    for i, (bi, si) in enumerate(zip(b, s)):
+        dim = shape[i]
+        if si == -1:
+            si = dim - bi
+        if not 0 <= bi <= dim:
+            raise invalid(f"Expected begin[{i}] in [0, {dim}], but got {bi}")
+        if not (0 <= si and bi + si <= dim):
+            raise invalid(f"Expected size[{i}] in [0, {dim - bi}], but got {si}")
+        index.append(slice(bi, bi + si))
+    return tuple(index)
+
+
 @register_kernel("Slice")
 def _slice(node):
     def compute(x, begin, size):
         x = np.asarray(x)
-        b, s = int_list(begin), int_list(size)
-        if len(b) != x.ndim or len(s) != x.ndim:
-            raise invalid(
-                f"Expected begin and size arguments to be 1-D tensors of size {x.ndim}, but got shapes "
-                f"{dbg(np.shape(begin))} and {dbg(np.shape(size))} instead.")
-        index = []
-        for i, (bi, si) in enumerate(zip(b, s)):
-            dim = x.shape[i]
-            if si == -1:
-                si = dim - bi
-            if not 0 <= bi <= dim:
-                raise invalid(f"Expected begin[{i}] in [0, {dim}], but got {bi}")
-            if not (0 <= si and bi + si <= dim):
-                raise invalid(f"Expected size[{i}] in [0, {dim - bi}], but got {si}")
-            index.append(slice(bi, bi + si))
-        return as_output(x[tuple(index)])
+        return as_output(x[slice_index(x.shape, begin, size)])
 
     return compute
 

@@ -147,6 +147,25 @@ def lookup_rows(skeys, srows, salt, keys, out):
 
 
 @cached_njit(**_JIT)
+def read_rows(data, idata, rows, out, training, step, lo, hi):
+    """``out[i] = data[rows[i], :dim]`` for the positions ``lo..hi`` that have a row (``rows[i] >= 0``),
+    and ``seen = step`` on those rows in training: the part of :func:`pull` for keys already admitted,
+    which touches only their own rows (so ranges may run at once on several threads)."""
+    dim = out.shape[1]
+    mc = meta_column(data)
+    row_bytes = data.shape[1] * 4
+    for i in range(lo, hi):
+        if i + AHEAD < hi and rows[i + AHEAD] >= 0:
+            prefetch_row(data, rows[i + AHEAD], row_bytes)
+        r = rows[i]
+        if r >= 0:
+            if training:
+                idata[r, mc + 2] = step
+            for j in range(dim):
+                out[i, j] = data[r, j]
+
+
+@cached_njit(**_JIT)
 def reinsert_all(old_keys, old_rows, new_keys, new_rows, salt):
     """Rehash: every live or candidate slot of the old index into the (empty) new one."""
     mask = np.int64(new_keys.shape[0] - 1)
@@ -310,8 +329,14 @@ def init_rows(keys, dim, init_kind, p0, p1, seed):
 def resolve_unique(skeys, srows, salt, keys, rows, first):
     """``rows[i]``: the row of ``keys[i]`` (-1 if none); ``first[i]``: the position of the first
     occurrence of the same key (``i`` itself for the first). Returns the number of duplicates."""
-    n = keys.shape[0]
     lookup_rows(skeys, srows, salt, keys, rows)
+    return first_occurrences(keys, first)
+
+
+@cached_njit(**_JIT)
+def first_occurrences(keys, first):
+    """``first[i]``: the position of the first occurrence of ``keys[i]``; returns the number of duplicates."""
+    n = keys.shape[0]
     cap = 1
     while cap < 2 * n:
         cap *= 2

@@ -127,19 +127,19 @@ def _update_row(kind, data, r, g, i, dim, lr, hp):
 
 
 @cached_njit(nogil=True, error_model="numpy")
-def push_rows(kind, data, idata, rows, first, grads, counts, clicks, step, lr, hp, dim):
-    """Applies the optimizer to the rows of the pushed keys (positions ``i`` with ``rows[i] >= 0``
-    and ``first[i] == i``: duplicates were summed into their first position). Adds ``counts`` to
-    ``show`` (1 per key when empty) and ``clicks`` to ``click``; sets ``seen = step``.
-    Returns the number of distinct pushed keys without a row (their gradient is dropped)."""
+def push_rows(kind, data, idata, rows, first, grads, counts, clicks, step, lr, hp, dim, lo, hi):
+    """Applies the optimizer to the rows of the pushed keys ``lo..hi`` (positions ``i`` with
+    ``rows[i] >= 0`` and ``first[i] == i``: duplicates were summed into their first position). Adds
+    ``counts`` to ``show`` (1 per key when empty) and ``clicks`` to ``click``; sets ``seen = step``.
+    Returns the number of distinct pushed keys without a row (their gradient is dropped). Each row
+    is updated from one position only, so ranges of positions may run at once on several threads."""
     dropped = 0
     mc = data.shape[1] - 3  # show, click, seen (see embedding_hash)
     has_counts = counts.shape[0] > 0
     has_clicks = clicks.shape[0] > 0
-    n = rows.shape[0]
     row_bytes = data.shape[1] * 4
-    for i in range(n):
-        if i + AHEAD < n and rows[i + AHEAD] >= 0:
+    for i in range(lo, hi):
+        if i + AHEAD < hi and rows[i + AHEAD] >= 0:
             prefetch_row(data, rows[i + AHEAD], row_bytes)
         if first[i] != i:
             continue

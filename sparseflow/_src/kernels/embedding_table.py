@@ -5,6 +5,10 @@ lock; :class:`EmbeddingTableResource` is what a device holds for one table (or f
 table split over devices): ``num_shards`` shards routed by a hash of the key, one step counter,
 the optimizer and lifecycle settings (:class:`TableSpec`).
 
+A large push finds its rows and applies the optimizer in chunks of keys on all cores (each row is
+updated from one position: the values of one thread); a large pull reads the rows of admitted keys
+so, then inserts the others in their order on one thread (the rows and values of a one-thread pull).
+
 Growth is by rehash (index) and by resizing the rows' block (embedding_rows: re-mapped, not
 copied), never by a fixed reservation. Eviction tombstones slots and compacts the rows in place,
 then shrinks the arrays, so memory goes back to the operating system.
@@ -32,8 +36,11 @@ import numpy as np
 
 from sparseflow._src.kernels import embedding_hash as H
 from sparseflow._src.kernels import embedding_optim as O
+from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.embedding_rows import RowStore
 
+PUSH_CHUNK_KEYS = 2048  # a push of at least two chunks finds and updates its rows on all cores
+PULL_CHUNK_KEYS = 2048  # a pull of at least two chunks reads the admitted keys' rows on all cores
 INITIALIZERS = {"zeros": H.INIT_ZEROS, "constant": H.INIT_CONSTANT, "uniform": H.INIT_UNIFORM,
                 "normal": H.INIT_NORMAL, "truncated_normal": H.INIT_TRUNCATED_NORMAL}
 _INIT_NPARAMS = {"zeros": 0, "constant": 1, "uniform": 2, "normal": 2, "truncated_normal": 2}
@@ -205,13 +212,33 @@ class TableShard:
         if out is None:
             out = np.empty((keys.shape[0], dim), dtype=np.float32)
         stats = np.zeros(4, dtype=np.int64)
-        with self.lock:
+        n = keys.shape[0]
+        with self.lock:  # held while the chunks run on other threads too: they finish before it is released
             if training:
-                self._ensure_room(keys.shape[0], rows=True)
+                self._ensure_room(n, rows=True)
             kind, p0, p1, seed = self._init
-            self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys, counts,
-                                 training, self.spec.min_count, step, dim, self._state_init, kind, p0, p1, seed,
-                                 out, stats)
+            if n >= 2 * PULL_CHUNK_KEYS and intra_op.total_threads() > 1:
+                # the admitted keys' rows only read (and marked seen) in chunks on all cores; the others
+                # (new keys, candidates) inserted after, in their order, as the one-thread pull does
+                skeys, srows, salt, data, idata = self.skeys, self.srows, self.salt, self.data, self.idata
+                rows = np.empty(n, dtype=np.int32)
+
+                def chunk(lo, hi):
+                    H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi])
+                    H.read_rows(data, idata, rows, out, training, step, lo, hi)
+
+                intra_op.parallel_for(chunk, n, PULL_CHUNK_KEYS)
+                rest = np.flatnonzero(rows < 0)
+                if rest.size:
+                    part = np.empty((rest.size, dim), dtype=np.float32)
+                    self.n_rows = H.pull(skeys, srows, salt, data, idata, self.n_rows, keys[rest],
+                                         counts[rest] if counts.shape[0] else counts, training, self.spec.min_count,
+                                         step, dim, self._state_init, kind, p0, p1, seed, part, stats)
+                    out[rest] = part
+            else:
+                self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys,
+                                     counts, training, self.spec.min_count, step, dim, self._state_init, kind, p0,
+                                     p1, seed, out, stats)
             self.n_candidates += int(stats[1]) - int(stats[2])
             self.n_tombs -= int(stats[3])
         return out, stats
@@ -222,12 +249,23 @@ class TableShard:
         n = keys.shape[0]
         rows = np.empty(n, dtype=np.int32)
         first = np.empty(n, dtype=np.int64)
-        with self.lock:
-            dups = H.resolve_unique(self.skeys, self.srows, self.salt, keys, rows, first)
+        with self.lock:  # held while the chunks run on other threads too: they finish before it is released
+            skeys, srows, salt = self.skeys, self.srows, self.salt
+            if n >= 2 * PUSH_CHUNK_KEYS and intra_op.total_threads() > 1:
+                # the lookups only read the index: by chunks of keys on all cores, the duplicates after
+                intra_op.parallel_for(lambda lo, hi: H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi]),
+                                      n, PUSH_CHUNK_KEYS)
+                dups = H.first_occurrences(keys, first)
+            else:
+                dups = H.resolve_unique(skeys, srows, salt, keys, rows, first)
             if dups:
                 grads, counts, clicks = H.aggregate(grads, counts, clicks, first)
-            return O.push_rows(self.spec.kind, self.data, self.idata, rows, first, grads, counts, clicks, step, lr,
-                               self._hp, self.spec.dim)
+            dropped = []  # per chunk (list.append is atomic)
+            kind, data, idata, hp, dim = self.spec.kind, self.data, self.idata, self._hp, self.spec.dim
+            intra_op.parallel_for(lambda lo, hi: dropped.append(O.push_rows(kind, data, idata, rows, first, grads,
+                                                                            counts, clicks, step, lr, hp, dim, lo, hi)),
+                                  n, PUSH_CHUNK_KEYS)
+            return int(sum(dropped))
 
     # ------------------------------------------------------------------ lifecycle
     def evict(self, step, max_age, min_show, drop_candidates, decay):

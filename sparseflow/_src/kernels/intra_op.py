@@ -5,7 +5,10 @@ TensorFlow's intra-op pool serves every session of a process:
 
 - :func:`parallel_for` splits a range into chunks run at once by a numba loop compiled with
   ``nogil=True`` on the calling thread and pool threads. Kernels call it only for work large
-  enough (``min_chunk``) to pay for the hand-off (~10-30 us).
+  enough (``min_chunk``) to pay for the hand-off (~5-15 us). Its chunks are offered to every
+  thread, also while jobs run beside the caller (:func:`run_beside`): a thread that waits for a
+  job (a plan joining a fork) claims the chunks of the kernels still running meanwhile, so the
+  two cores end a step's uneven jobs (two table pushes, the dense update) together.
 - GEMMs (``parallel_gemm``) follow :func:`gemm_mode`: ``"pool"`` (the default) runs a large
   product as blocks of rows on this pool, each a one-thread BLAS call, so the BLAS library is set
   to one thread when a session starts; ``"blas"`` leaves the GEMM's threading to the BLAS library,
@@ -27,10 +30,12 @@ Example:
 
 from __future__ import annotations
 
+import _thread
+import collections
 import itertools
 import os
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["blas_info", "gemm_mode", "intra_op_threads", "parallel_for", "run_beside", "run_on_pool",
            "set_gemm_mode", "set_intra_op_threads", "total_threads"]
@@ -39,10 +44,10 @@ GEMM_MODES = ("pool", "blas")
 _lock = threading.Lock()
 _threads = 0  # 0: not set by any session (one per CPU)
 _gemm_mode = "pool"
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
+_pool: _Pool | None = None
 _controller = None
 _beside = 0  # jobs running beside the caller (run_beside): the threads are shared out among them
+_helpers: collections.deque = collections.deque()  # queued run_on_pool jobs, which a waiting thread may run
 
 
 def _cpu_count() -> int:
@@ -53,8 +58,8 @@ def _cpu_count() -> int:
 
 
 def intra_op_threads() -> int:
-    """Threads a kernel may use: the last ``intra_op_parallelism_threads`` set, else one per CPU,
-    shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
+    """Threads a kernel's fixed split may use (a GEMM's blocks): the last ``intra_op_parallelism_threads``
+    set, else one per CPU, shared out evenly while jobs run beside the caller (:func:`run_beside`)."""
     total = total_threads()
     return max(1, total // (1 + _beside)) if _beside else total
 
@@ -129,19 +134,109 @@ def blas_info() -> list[dict]:
         return out
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
+class _Job:
+    """One call handed to the pool. ``claim`` is taken once, by the pool thread that runs the job or
+    by the caller that takes it back before any thread has (non-blocking acquires: no Condition, no
+    Future); ``done`` is held until the job has run."""
+
+    __slots__ = ("fn", "args", "claim", "done", "value", "error")
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.claim = _thread.allocate_lock()
+        self.done = _thread.allocate_lock()
+        self.done.acquire()
+        self.value = self.error = None
+
+    def run(self):
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as e:  # re-raised on the joining thread
+            self.error = e
+        finally:
+            self.fn = self.args = None  # what the call referenced (a table's old arrays) is not kept alive
+            self.done.release()
+
+    def take_back(self) -> bool:
+        """True when no thread has started the job (it never will); the caller then runs it or drops it."""
+        return self.claim.acquire(False)
+
+    def result(self):
+        """Waits for the job, running queued chunk claimers (:func:`run_on_pool`) of other kernels meanwhile."""
+        while not self.done.acquire(False):
+            helper = _steal_helper()
+            if helper is None:
+                self.done.acquire()
+                break
+            helper.run()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def _steal_helper():
+    """A queued job of :func:`run_on_pool` no thread has taken (now taken by the caller), or None."""
+    for job in tuple(_helpers):
+        if job.claim.acquire(False):
+            return job
+    return None
+
+
+class _Pool:
+    """Daemon threads serving one queue of jobs: a hand-off is a queue put and a lock release each
+    way, a few microseconds (a ``ThreadPoolExecutor`` spends ~4x more in Futures and Conditions)."""
+
+    def __init__(self):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.size = 0
+
+    def grow(self, workers: int) -> None:
+        while self.size < workers:
+            self.size += 1
+            threading.Thread(target=self._serve, name=f"sparseflow-intra-op_{self.size - 1}", daemon=True).start()
+
+    def _serve(self):
+        get = self.jobs.get
+        while True:
+            job = get()
+            if job is None:
+                return
+            if job.claim.acquire(False):
+                job.run()
+            job = None  # nor by this thread while it waits for the next job
+
+    def shutdown(self) -> None:
+        """Ends the threads once the jobs queued before are done (a replaced pool, tests)."""
+        for _ in range(self.size):
+            self.jobs.put(None)
+        self.size = 0
+
+    def submit(self, fn, *args) -> _Job:
+        job = _Job(fn, args)
+        self.jobs.put(job)
+        return job
+
+
+def _executor(workers: int) -> _Pool:
+    global _pool
     pool = _pool
-    if pool is None or _pool_size < workers:
+    if pool is None or pool.size < workers:
         with _lock:
-            if _pool is None or _pool_size < workers:
-                old = _pool
-                _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sparseflow-intra-op")
-                _pool_size = workers
-                if old is not None:
-                    old.shutdown(wait=False)
+            if _pool is None:
+                _pool = _Pool()
+            _pool.grow(workers)
             pool = _pool
     return pool
+
+
+def _after_fork_in_child():
+    global _pool, _lock, _beside
+    _pool, _lock, _beside = None, threading.Lock(), 0  # the parent's threads do not exist here
+    _helpers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def run_on_pool(fn, threads: int) -> None:
@@ -153,22 +248,25 @@ def run_on_pool(fn, threads: int) -> None:
         fn()
         return
     pool = _executor(threads - 1)
-    futures = [pool.submit(fn) for _ in range(threads - 1)]
+    jobs = [pool.submit(fn) for _ in range(threads - 1)]
+    _helpers.extend(jobs)  # a thread waiting for another job may run them (see _Job.result)
     try:
         fn()
     finally:
-        for f in futures:
+        for job in jobs:
             # a helper that has not started (its thread had no core) finds nothing left: not waited for
-            if not f.cancel():
-                f.result()
+            if not job.take_back():
+                job.result()
+            _helpers.remove(job)  # only its submitter removes a job
 
 
 def run_beside(fn, *args):
     """Starts ``fn(*args)`` on a pool thread beside the caller and returns a function that waits for
-    it and returns its result (re-raising its error). Until it ends, kernels on either thread see
+    it and returns its result (re-raising its error). Until it ends, GEMMs on either thread see
     their share of the threads (:func:`intra_op_threads`): two GEMMs run at once on two cores are
-    each one BLAS call, instead of each split over both cores in turn. A job no thread has taken
-    when it is joined runs on the joining thread.
+    each one BLAS call, instead of each split over both cores in turn (a :func:`parallel_for`'s
+    chunks are offered to every thread). A job no thread has taken when it is joined runs on the
+    joining thread; one that runs elsewhere is waited for while running queued chunks.
 
     >>> join = run_beside(sum, [1, 2, 3])
     >>> join()
@@ -188,7 +286,7 @@ def run_beside(fn, *args):
                 _beside -= 1
 
     try:
-        future = _executor(max(1, total - 1)).submit(job)
+        handed = _executor(max(1, total - 1)).submit(job)
     except BaseException:
         with _lock:
             _beside -= 1
@@ -196,11 +294,11 @@ def run_beside(fn, *args):
 
     def join():
         global _beside
-        if future.cancel():  # no thread has taken it yet (its core is busy elsewhere): run it here
+        if handed.take_back():  # no thread has taken it yet (its core is busy elsewhere): run it here
             with _lock:
                 _beside -= 1
             return fn(*args)
-        return future.result()
+        return handed.result()
 
     return join
 
@@ -210,10 +308,12 @@ CHUNKS_PER_THREAD = 3  # more chunks than threads, claimed in turn: a thread tha
 
 def parallel_for(fn, n: int, min_chunk: int, threads: int | None = None) -> None:
     """Runs ``fn(lo, hi)`` over ``[0, n)`` in contiguous chunks of at least ``min_chunk``, claimed
-    one at a time by the calling thread and up to ``threads - 1`` (default :func:`intra_op_threads`)
-    pool threads; all finished (and the first error re-raised) when this returns. The chunks depend
-    only on ``n``, ``min_chunk`` and ``threads``, never on timing."""
-    threads = threads or intra_op_threads()
+    one at a time by the calling thread and up to ``threads - 1`` (default :func:`total_threads`,
+    whatever runs beside: a chunk claimer that no thread takes costs a queue entry, and one that a
+    thread freed or waiting takes evens out the cores) other threads; all finished (and the first
+    error re-raised) when this returns. The chunks depend only on ``n``, ``min_chunk`` and
+    ``threads``, never on timing."""
+    threads = threads or total_threads()
     k = min(threads * CHUNKS_PER_THREAD, n // max(1, min_chunk))
     if k <= 1 or threads <= 1:
         if n > 0:

@@ -5,7 +5,10 @@ BiasAdd and BiasAddGrad on large float matrices: numba loops over row chunks on 
 - ``_FusedMatMul``: the product (``parallel_gemm``), and ``+ bias`` (and ``max(., 0)``) in place on
   each block of rows right after it is made;
 - ``_FusedReluGradBiasAddGrad``: ``g * (y > 0)`` and its column sums, accumulated in float64 per
-  chunk, in the same pass.
+  chunk, in the same pass;
+- ``_SlicedMatMul``: ``Slice(a @ b, begin, size)`` as the product of the rows of ``a`` and the columns
+  of ``b`` the slice keeps (a concat's gradient keeps only its inputs' columns): no work on the
+  rest, and a contiguous result that a following Reshape only views.
 
 Relu keeps NaN (``NaN > 0`` is false but ``max`` propagates it, as ``np.maximum``); ReluGrad is
 ``g * (y > 0)`` literally, so a NaN or infinite gradient propagates as in TensorFlow.
@@ -27,6 +30,7 @@ import numpy as np
 
 from sparseflow._src.framework import errors
 from sparseflow._src.kernels import parallel_gemm
+from sparseflow._src.kernels.array_slice_kernels import slice_index
 from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
@@ -141,6 +145,29 @@ def _fused_matmul(node):
             return parallel_gemm.matmul(a2, b2, lambda x, lo, hi: _bias_act_rows(x, bias, relu, lo, hi))
         x = np.matmul(a2, b2).astype(out_dtype, copy=False) + bias
         return np.maximum(x, 0) if relu else x
+
+    return compute
+
+
+@register_kernel("_SlicedMatMul")
+def _sliced_matmul(node):
+    ta, tb = bool(node.attrs.get("transpose_a", False)), bool(node.attrs.get("transpose_b", False))
+    out_dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
+
+    def compute(a, b, begin, size):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.ndim != 2 or b.ndim != 2:
+            raise errors.InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices: In[0]: {_shape(a)}, "
+                                                          f"In[1]: {_shape(b)}")
+        a2, b2 = (a.T if ta else a), (b.T if tb else b)
+        if a2.shape[1] != b2.shape[0]:
+            raise errors.InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {_shape(a)}, "
+                                                          f"In[1]: {_shape(b)}")
+        rows, cols = slice_index((a2.shape[0], b2.shape[1]), begin, size)
+        a2, b2 = a2[rows], b2[:, cols]
+        if a2.dtype == b2.dtype == out_dtype and out_dtype in _FLOATS:
+            return parallel_gemm.matmul(a2, b2)
+        return np.matmul(a2, b2).astype(out_dtype, copy=False)
 
     return compute
 

@@ -2,7 +2,9 @@
 
 Sorted segments reduce contiguous runs with ``ufunc.reduceat``. Unsorted ones scatter rows into
 their segments: large scatters (the gradient of a big embedding gather) run a numba loop, 10-20x
-faster than ``ufunc.at``, which handles small inputs and the remaining dtypes.
+faster than ``ufunc.at``, which handles small inputs and the remaining dtypes; on all cores, each
+thread reducing into its own range of segments (every segment still gets its rows in row order:
+the same sums as one thread).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparseflow._src.framework import errors
+from sparseflow._src.kernels import intra_op
 from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 
@@ -46,12 +49,12 @@ NUMBA_MIN_ELEMENTS = 1 << 15
 
 
 @cached_njit(nogil=True)
-def scatter_rows_numba(out, ids, rows, op):
-    """``out[ids[i]] (op)= rows[i]`` for every row with ``ids[i] >= 0``, in row order (2-D arrays)."""
+def scatter_rows_numba(out, ids, rows, op, lo, hi):
+    """``out[ids[i]] (op)= rows[i]`` for every row with ``lo <= ids[i] < hi``, in row order (2-D arrays)."""
     n, d = rows.shape
     for i in range(n):
         s = ids[i]
-        if s < 0:
+        if s < lo or s >= hi:
             continue
         o = out[s]
         r = rows[i]
@@ -71,14 +74,36 @@ def scatter_rows_numba(out, ids, rows, op):
                     o[j] = r[j]
 
 
-def scatter_rows(kind, out, ids, rows):
-    """Reduces ``rows[i]`` into ``out[ids[i]]`` (ids < 0 skipped); ``out`` is updated in place."""
+PARALLEL_MIN_ELEMENTS = 1 << 16  # rows' elements per thread below which one thread scatters them
+
+
+def scatter_rows(kind, out, ids, rows, fill=None):
+    """Reduces ``rows[i]`` into ``out[ids[i]]`` (ids < 0 skipped); ``out`` is updated in place, after
+    being set to ``fill`` if given (by each thread in its own range of segments)."""
     if (rows.size >= NUMBA_MIN_ELEMENTS and out.dtype in _NUMBA_DTYPES and rows.dtype == out.dtype
             and out.flags.c_contiguous):
         width = int(np.prod(out.shape[1:], dtype=np.int64))
-        scatter_rows_numba(out.reshape(out.shape[0], width), ids.astype(np.intp, copy=False),
-                           np.ascontiguousarray(rows).reshape(rows.shape[0], width), _OP_CODES[kind])
+        flat = out.reshape(out.shape[0], width)
+        ids = ids.astype(np.intp, copy=False)
+        rows = np.ascontiguousarray(rows).reshape(rows.shape[0], width)
+        code = _OP_CODES[kind]
+
+        def segments(lo, hi):
+            if fill is not None:
+                flat[lo:hi] = fill
+            scatter_rows_numba(flat, ids, rows, code, lo, hi)
+
+        # each thread reads every id: worth it only when the rows are many times the ids; the ranges are
+        # offered to every thread (one busy beside leaves its range to the caller)
+        threads = min(intra_op.total_threads(), rows.size // PARALLEL_MIN_ELEMENTS) if width >= 4 else 1
+        n = out.shape[0]
+        if threads >= 2 and n >= threads:
+            intra_op.parallel_for(segments, n, -(-n // threads), threads)
+        else:
+            segments(0, n)
         return
+    if fill is not None:
+        out[...] = fill
     keep = ids >= 0
     if not keep.all():
         rows, ids = rows[keep], ids[keep]
@@ -166,8 +191,9 @@ def _unsorted_kernel(kind):
             dt = data.dtype
             acc = _acc_dtype(dt)
             inner = data.shape[ids.ndim:]
-            out = np.full((n,) + inner, _identity(kind, dt, True), acc)
-            scatter_rows(kind, out, flat_ids, data.reshape((flat_ids.size,) + inner).astype(acc, copy=False))
+            out = np.empty((n,) + inner, acc)
+            scatter_rows(kind, out, flat_ids, data.reshape((flat_ids.size,) + inner).astype(acc, copy=False),
+                         fill=_identity(kind, dt, True))
             return out.astype(dt, copy=False)
 
         return compute

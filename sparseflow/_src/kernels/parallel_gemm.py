@@ -40,6 +40,13 @@ def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP
     when the shared operand is large next to a block's work, else ``BLOCKS_PER_THREAD`` per thread."""
     m, k = a.shape
     n = b.shape[1]
+    if k == 1 and a.dtype == b.dtype:
+        # an outer product (the gradient of a one-unit layer's weights or input): each element is one
+        # product, as in the GEMM (a * b + 0 rounds once), without BLAS's packing for a depth of one
+        out = np.multiply(a, b)
+        if epilogue is not None and out.size:
+            epilogue(out, 0, m)
+        return out
     threads = intra_op.intra_op_threads() if intra_op.gemm_mode() == "pool" else 1
     flop = 2 * m * k * n
     by_rows = k * n <= m * k

@@ -1,9 +1,10 @@
-"""Runtime-only ops made by graph passes: ``_FusedElementwise`` (the ``fuse`` pass), ``_FusedMatMul``
-and ``_FusedReluGradBiasAddGrad`` (the ``remap`` pass).
+"""Runtime-only ops made by graph passes: ``_FusedElementwise`` (the ``fuse`` pass), ``_FusedMatMul``,
+``_FusedReluGradBiasAddGrad`` and ``_SlicedMatMul`` (the ``remap`` pass).
 
 ``_FusedMatMul`` is TensorFlow's op of the same rewrite: ``a @ b`` then ``fused_ops`` in order
 (``BiasAdd`` with ``args[0]``, optionally ``Relu``). ``_FusedReluGradBiasAddGrad(gradients,
 features)`` gives ``gradients * (features > 0)`` and its sums over the rows (BiasAddGrad).
+``_SlicedMatMul(a, b, begin, size)`` is ``Slice(MatMul(a, b), begin, size)``, computing only the slice.
 
 Never built by users (nothing is exported); it appears in optimized graphs, ``Session.explain``
 and partition GraphDefs. Its attrs are the region's program as plain data (see
@@ -58,6 +59,10 @@ register_op("_FusedMatMul", inputs=["a: T", "b: T", "args: num_args * T"], outpu
                    "num_args: int >= 0", "fused_ops: list(string) = []", "epsilon: float = 0.0001",
                    "leakyrelu_alpha: float = 0.2"],
             shape_fn=_fused_matmul_shape)
+register_op("_SlicedMatMul", inputs=["a: T", "b: T", "begin: Index", "size: Index"], outputs=["product: T"],
+            attrs=["transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}",
+                   "Index: {int32, int64}"],
+            shape_fn=lambda op: [unknown_shape(2)])
 register_op("_FusedReluGradBiasAddGrad", inputs=["gradients: T", "features: T"],
             outputs=["backprops: T", "bias_backprop: T"], attrs=["T: {float, double}"],
             shape_fn=_relu_grad_bias_grad_shape)

@@ -1,6 +1,7 @@
-"""remap: a dense layer's ops as one node each way, so their elementwise work is one memory pass.
+"""remap: a dense layer's ops as one node each way, so their elementwise work is one memory pass;
+a slice of a product as the product of the slice.
 
-Two patterns, both on one device, float32/float64, rank-2 values:
+Three patterns, all on one device, float32/float64, rank-2 values:
 
 - forward, ``Relu(BiasAdd(MatMul(a, b), bias))`` (or without the Relu) becomes ``_FusedMatMul``
   (``fused_ops = ["BiasAdd", "Relu"]``, TensorFlow's name and attrs for the same rewrite): the
@@ -8,9 +9,14 @@ Two patterns, both on one device, float32/float64, rank-2 values:
   a product and a vector of its last dimension counts as a BiasAdd (``tf.matmul(x, w) + b``).
 - backward, ``BiasAddGrad(ReluGrad(g, y))`` becomes ``_FusedReluGradBiasAddGrad`` with the two
   outputs (``g * (y > 0)`` and its column sums), computed in one pass.
+- ``Slice(MatMul(a, b), begin, size)`` whose product nothing else reads becomes ``_SlicedMatMul``:
+  only the rows and columns the slice keeps are computed. The gradient of a concat ends so (the
+  first layer's input gradient, sliced to the columns of the inputs that need one: 416 embedding
+  columns of W1's 429, the numeric columns' slice pruned as no one reads it), and the result is
+  contiguous, so the Reshape that follows is a view instead of a copy.
 
-The fused node takes the name of the pattern's last op (forward) or of the ``ReluGrad``
-(backward), so ``name:0`` stays valid; BiasAddGrad's value becomes output 1. The intermediate
+The fused node takes the name of the pattern's last op (forward, and the Slice) or of the
+``ReluGrad`` (backward), so ``name:0`` stays valid; BiasAddGrad's value becomes output 1. The intermediate
 values must not be used elsewhere, except by ops that read only their shape (``Shape``, ``Size``,
 ``Rank``, ``ShapeN``: the fused value has the same shape), and no fetched value disappears.
 Control edges of the replaced nodes move to the fused node.
@@ -42,6 +48,7 @@ from sparseflow._src.passes.fuse import _stable_topo
 
 FUSED_MATMUL = "_FusedMatMul"
 FUSED_RELU_GRAD_BIAS_GRAD = "_FusedReluGradBiasAddGrad"
+SLICED_MATMUL = "_SlicedMatMul"
 SHAPE_ONLY_OPS = frozenset(["Shape", "ShapeN", "Size", "Rank"])
 _FLOATS = (dtypes.float32, dtypes.float64)
 
@@ -63,6 +70,9 @@ def remap(ir: GraphIR, ctx: PassContext) -> GraphIR:
     for n in ir:
         if n.op == "BiasAddGrad":
             _backward(ir, n, users, keep, taken, fused, removed, mapping)
+    for n in ir:
+        if n.op == "Slice":
+            _sliced(ir, n, users, keep, taken, fused, removed, mapping)
     if not fused:
         return ir
     pos = {n.name: i for i, n in enumerate(ir)}
@@ -124,6 +134,27 @@ def _backward(ir, bg, users, keep, taken, fused, removed, mapping):
     removed.add(bg.name)
     mapping[f"{bg.name}:0"] = f"{rg.name}:1"
     mapping[f"^{bg.name}"] = f"^{rg.name}"
+
+
+def _sliced(ir, sl, users, keep, taken, fused, removed, mapping):
+    """``sl`` is a Slice; compute only its part of the MatMul below, if nothing else reads the product."""
+    x, begin, size = sl.data_inputs
+    mm = ir.get(parse_input(x)[0])
+    if mm is None or mm.op != "MatMul" or mm.name in taken or sl.name in taken or mm.name in keep:
+        return
+    if parse_input(x)[1] != 0 or users.get(f"{mm.name}:0", []) != [sl.name] or not _same_device_float([mm, sl]):
+        return
+    if _rank(mm.out_shapes[0]) != 2:
+        return
+    a, b = mm.data_inputs
+    attrs = {"T": mm.attrs.get("T", mm.out_dtypes[0]), "transpose_a": bool(mm.attrs.get("transpose_a", False)),
+             "transpose_b": bool(mm.attrs.get("transpose_b", False)),
+             "Index": sl.attrs.get("Index", dtypes.int32)}
+    fused[sl.name] = NodeIR(sl.name, SLICED_MATMUL, [a, b, begin, size] + _controls([mm, sl]), sl.device, attrs,
+                            list(sl.out_dtypes), list(sl.out_shapes), sl.site)
+    taken.update((mm.name, sl.name))
+    removed.add(mm.name)
+    mapping[f"^{mm.name}"] = f"^{sl.name}"
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -9,8 +9,8 @@ single-threaded, and can share the two cores. :func:`plan_forks` finds such pair
 order; the plan starts the first of a pair beside the caller (``intra_op.run_beside``), runs the
 steps up to and including the second, and takes the first's result before its first use.
 
-Moved are only stateless products (``MatMul``, ``_FusedMatMul``; in ``"pool"`` GEMM mode) and
-table pulls and pushes (each under its table's lock, never beside another op on the same
+Moved are only stateless products (``MatMul``, ``_FusedMatMul``, ``_SlicedMatMul``; in ``"pool"``
+GEMM mode) and table pulls and pushes (each under its table's lock, never beside another op on the same
 table), and only when large (:data:`FORK_MIN_FLOP`, :data:`FORK_MIN_KEYS`) with two intra-op
 threads or more; otherwise the step runs where it is, as before. Results are the same either way:
 a step computes the same values whichever thread runs it. ``SPARSEFLOW_PLAN_FORKS=0`` turns it off.
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from sparseflow._src.kernels import intra_op
 
-GEMM_OPS = frozenset({"MatMul", "_FusedMatMul"})
+GEMM_OPS = frozenset({"MatMul", "_FusedMatMul", "_SlicedMatMul"})
 # Stateful, but each works on the table of its input 0 under that table's lock: two on different
 # tables may run at once (a training step's wide and deep pulls, and their pushes).
 TABLE_OPS = frozenset({"EmbeddingTablePull", "EmbeddingTablePush"})

@@ -1,7 +1,8 @@
 """Ops the runtime inserts (no user builds them): _Feed and _Fetch (every Session.run), _Send and
 _Recv (a graph split over two CPU devices), _FusedElementwise (chains of element-wise ops the fuse
 pass compiles), _FusedMatMul and _FusedReluGradBiasAddGrad (a dense layer and its gradient, the
-remap pass), _GroupedApply (one optimizer step of several variables, the group_updates pass).
+remap pass), _SlicedMatMul (a slice of a product, as a concat's gradient ends; the remap pass),
+_GroupedApply (one optimizer step of several variables, the group_updates pass).
 Each entry runs a program that makes the runtime use the op (``test_opdb.py`` checks that the
 optimized graph has it), compared with TensorFlow's result of the same program."""
 
@@ -76,6 +77,26 @@ _DENSE = [
 ]
 ENTRIES += [OpEntry(op, _DENSE, build=_dense_layer, dtypes=_F, runtime_op=True)
             for op in ("_FusedMatMul", "_FusedReluGradBiasAddGrad")]
+
+
+def _sliced_product(tf, x, w, begin=(1, 0), size=(-1, 2), transpose_b=False, concat=False):
+    """``slice(x @ w)``, or ``concat([x, tanh(x)], 1) @ w`` (whose gradient slices ``g @ w^T``): the
+    remap pass computes only the slice's part of the product (_SlicedMatMul)."""
+    if concat:
+        return tf.matmul(tf.concat([x, tf.tanh(x)], 1), w, transpose_b=transpose_b)
+    return tf.slice(tf.matmul(x, w, transpose_b=transpose_b), list(begin), list(size))
+
+
+ENTRIES.append(OpEntry("_SlicedMatMul", [
+    Sample("rows_and_columns", {"x": regular(4, 3), "w": regular(3, 3, seed=1)}, fd=True),
+    Sample("transpose_b", {"x": regular(4, 3), "w": regular(3, 3, seed=1)}, {"begin": (0, 1), "size": (3, -1),
+                                                                            "transpose_b": True}, fd=True),
+    Sample("concat_gradient", {"x": regular(4, 3), "w": regular(6, 2, seed=1)}, {"concat": True}, fd=True),
+    Sample("concat_gradient_transpose_b", {"x": regular(4, 3), "w": regular(2, 6, seed=1)},
+           {"concat": True, "transpose_b": True}, fd=True),
+    Sample("empty_slice", {"x": regular(4, 3), "w": regular(3, 3, seed=1)}, {"begin": (4, 0), "size": (0, -1)}),
+    Sample("out_of_range", {"x": regular(4, 3), "w": regular(3, 3, seed=1)}, {"begin": (0, 2), "size": (-1, 2)}),
+], build=_sliced_product, dtypes=_F, runtime_op=True))
 
 
 def _train_step(tf, x, y, optimizer):
