@@ -26,7 +26,10 @@ from sparseflow._src.kernels import intra_op
 
 MIN_FLOP = 4_000_000  # products smaller than this are one BLAS call
 MIN_ROWS = 32  # rows per block at least
-BLOCKS_PER_THREAD = 3  # more blocks than threads: a slow thread takes fewer
+# More blocks than threads: a slow thread takes fewer. Two, not more: each block packs the shared
+# operand again: W3's 256x1024x1024 product took 5-10% more CPU in 6 column blocks than in 2, ~4%
+# more in 4; W3's step ~1.1 ms less CPU (of ~33) with 2 blocks per thread than with 3.
+BLOCKS_PER_THREAD = 2
 REPACK_FLOP_PER_ELEMENT = 256  # flops a block must do per element of the operand it packs again
 
 
