@@ -116,6 +116,20 @@ def _shape(v) -> str:
     return "[" + ",".join(str(d) for d in np.shape(v)) + "]"
 
 
+def _matrix_operands(a, b, ta: bool, tb: bool):
+    """``a`` and ``b`` as the product's two matrices (transposed as the attributes say), checked as
+    MatMul checks them."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise errors.InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices: In[0]: {_shape(a)}, "
+                                                      f"In[1]: {_shape(b)}")
+    a2, b2 = (a.T if ta else a), (b.T if tb else b)
+    if a2.shape[1] != b2.shape[0]:
+        raise errors.InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {_shape(a)}, "
+                                                      f"In[1]: {_shape(b)}")
+    return a2, b2
+
+
 @register_kernel("_FusedMatMul")
 def _fused_matmul(node):
     ta, tb = bool(node.attrs.get("transpose_a", False)), bool(node.attrs.get("transpose_b", False))
@@ -127,14 +141,8 @@ def _fused_matmul(node):
     out_dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
 
     def compute(a, b, bias):
-        a, b, bias = np.asarray(a), np.asarray(b), np.asarray(bias)
-        if a.ndim != 2 or b.ndim != 2:
-            raise errors.InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices: In[0]: {_shape(a)}, "
-                                                          f"In[1]: {_shape(b)}")
-        a2, b2 = (a.T if ta else a), (b.T if tb else b)
-        if a2.shape[1] != b2.shape[0]:
-            raise errors.InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {_shape(a)}, "
-                                                          f"In[1]: {_shape(b)}")
+        bias = np.asarray(bias)
+        a2, b2 = _matrix_operands(a, b, ta, tb)
         if bias.ndim != 1 or bias.shape[0] != b2.shape[1]:
             raise errors.InvalidArgumentError(
                 None, None, f"Must provide as many biases as the last dimension of the input tensor: "
@@ -155,14 +163,7 @@ def _sliced_matmul(node):
     out_dtype = np.dtype(node.attrs["T"].as_numpy_dtype)
 
     def compute(a, b, begin, size):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.ndim != 2 or b.ndim != 2:
-            raise errors.InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices: In[0]: {_shape(a)}, "
-                                                          f"In[1]: {_shape(b)}")
-        a2, b2 = (a.T if ta else a), (b.T if tb else b)
-        if a2.shape[1] != b2.shape[0]:
-            raise errors.InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {_shape(a)}, "
-                                                          f"In[1]: {_shape(b)}")
+        a2, b2 = _matrix_operands(a, b, ta, tb)
         rows, cols = slice_index((a2.shape[0], b2.shape[1]), begin, size)
         a2, b2 = a2[rows], b2[:, cols]
         if a2.dtype == b2.dtype == out_dtype and out_dtype in _FLOATS:
