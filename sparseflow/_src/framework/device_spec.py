@@ -100,3 +100,13 @@ def merge_device(outer: str | None, inner: str | None) -> str:
 
 def full_device_name(job: str, replica: int, task: int, device_type: str, index: int) -> str:
     return f"/job:{job}/replica:{replica}/task:{task}/device:{device_type}:{index}"
+
+
+def task_of_device(device: str) -> str:
+    """``/job:J/replica:R/task:T`` of a full device name (the name itself when it has no device part).
+
+    >>> task_of_device("/job:ps/replica:0/task:1/device:CPU:0")
+    '/job:ps/replica:0/task:1'
+    """
+    i = device.find("/device:")
+    return device if i < 0 else device[:i]

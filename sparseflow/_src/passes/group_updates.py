@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+from sparseflow._src.framework.device_spec import task_of_device
 from sparseflow._src.framework.ir import GraphIR, NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def
 from sparseflow._src.passes.context import PassContext
@@ -51,7 +52,7 @@ def group_updates(ir: GraphIR, ctx: PassContext) -> GraphIR:
         if split is None:
             continue
         _, grad, scalars = split
-        if remote(parse_input(grad)[0], _task(n.device)):
+        if remote(parse_input(grad)[0], task_of_device(n.device)):
             continue
         key = (n.op, n.device, tuple(scalars), repr(n.attrs.get("T")), bool(n.attrs.get("use_locking", False)),
                tuple(bool(n.attrs.get(f, f == "update_slots")) for f in _FLAGS))
@@ -83,10 +84,6 @@ def group_updates(ir: GraphIR, ctx: PassContext) -> GraphIR:
         return ir
 
 
-def _task(device: str) -> str:
-    return device.split("/device:")[0] if device else ""
-
-
 def _remote_fed(ir: GraphIR):
     """``fn(node name, task)``: whether the node's value depends, through data inputs, on a node of
     another task than ``task`` (a node of an unplaced graph is on every task)."""
@@ -102,7 +99,7 @@ def _remote_fed(ir: GraphIR):
             n = by_name.get(stack.pop())
             if n is None:
                 continue
-            t = _task(n.device)
+            t = task_of_device(n.device)
             if memo.get((n.name, task)) or (t and task and t != task):
                 found = True
                 break

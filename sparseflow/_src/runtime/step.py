@@ -25,16 +25,11 @@ import threading
 import time
 
 from sparseflow._src.framework import errors
+from sparseflow._src.framework.device_spec import task_of_device  # noqa: F401  (imported from here by the runtime)
 from sparseflow._src.runtime.rendezvous import LocalRendezvous
 
 # A step nobody has touched for this long (its master died before cleaning it up) is dropped.
 ORPHAN_STEP_SECONDS = 600.0
-
-
-def task_of_device(device: str) -> str:
-    """``/job:J/replica:R/task:T`` of a full device name."""
-    i = device.find("/device:")
-    return device if i < 0 else device[:i]
 
 
 class WorkerRendezvous:
