@@ -375,3 +375,59 @@ def test_a_large_pull_in_chunks_on_several_threads_equals_one_thread(min_count, 
     assert got[1][1] == got[3][1]
     for a, b in zip(got[1][2], got[3][2]):  # the same keys in the same slots, the same rows (seen steps too)
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("num_shards,min_count", [(1, 1), (2, 2)])
+def test_a_push_of_the_pulled_keys_matches_the_reference_across_evictions_and_admissions(num_shards, min_count):
+    """A push of the keys of the last training pull reuses that pull's rows: evictions (rows move),
+    admissions by other pulls and inference pulls between the two must not misplace a gradient."""
+    rng = np.random.default_rng(40 + num_shards)
+    spec = _spec(min_count=min_count)
+    table = EmbeddingTableResource("t", spec, num_shards=num_shards)
+    ref = DictTable(spec)
+    pool = rng.integers(0, 2**63, 400, dtype=np.int64).astype(np.uint64)
+    for it in range(80):
+        keys = rng.choice(pool, rng.integers(1, 120))  # duplicates too
+        counts = np.ones(keys.size, np.int32)
+        np.testing.assert_allclose(table.pull(keys, counts), ref.pull(keys, counts), rtol=1e-6, atol=1e-6)
+        between = rng.random()
+        if between < 0.3:
+            max_age, min_show = int(rng.integers(0, 4)), float(rng.choice([0.0, 2.0]))
+            assert table.evict(max_age, min_show) == ref.evict(max_age, min_show)
+        elif between < 0.5:  # another training pull: admits candidates of ``keys``, inserts keys
+            other = np.concatenate([keys[: keys.size // 2], rng.choice(pool, 30)])
+            c = np.ones(other.size, np.int32)
+            np.testing.assert_allclose(table.pull(other, c), ref.pull(other, c), rtol=1e-6, atol=1e-6)
+        elif between < 0.6:
+            other = rng.choice(pool, 30)
+            c = np.ones(other.size, np.int32)
+            np.testing.assert_allclose(table.pull(other, c, training=False), ref.pull(other, c, training=False),
+                                       rtol=1e-6, atol=1e-6)
+        grads = rng.standard_normal((keys.size, DIM)).astype(np.float32)
+        pushed = keys if rng.random() < 0.5 else keys.copy()
+        dropped_before = table.dropped
+        table.push(pushed, grads, np.ones(keys.size, np.float32), learning_rate=0.1)
+        assert table.dropped - dropped_before == ref.push(keys, grads, np.ones(keys.size), 0.1)
+        if it % 10 == 0:
+            _check_equal(table, ref)
+    _check_equal(table, ref)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_push_of_the_keys_just_pulled_does_not_probe_the_index_again(threads, monkeypatch):
+    from sparseflow._src.kernels import embedding_table, intra_op
+
+    monkeypatch.setattr(intra_op, "_threads", threads)
+    monkeypatch.setattr(embedding_table, "PUSH_CHUNK_KEYS", 500)
+    probes = []
+    for name in ("lookup_rows", "resolve_unique"):
+        fn = getattr(H, name)
+        monkeypatch.setattr(H, name, lambda *a, _fn=fn, _name=name: probes.append(_name) or _fn(*a))
+    table = EmbeddingTableResource("t", _spec())
+    keys = np.arange(3000, dtype=np.uint64) * np.uint64(7919)
+    table.pull(keys)
+    probes.clear()
+    table.push(keys, np.ones((keys.size, DIM), np.float32), learning_rate=0.1)
+    assert probes == []
+    table.push(keys[::-1].copy(), np.ones((keys.size, DIM), np.float32), learning_rate=0.1)  # other keys: probed
+    assert probes

@@ -189,8 +189,9 @@ def meta_column(data):
 
 @cached_njit(nogil=True, error_model="numpy")  # x / 0 needs no check: the initializers' loops vectorize
 def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_count, step,
-         dim, state_init, init_kind, p0, p1, seed, out, stats):
-    """Reads the rows of ``keys`` into ``out`` ([n, dim]); zeros for keys without a row.
+         dim, state_init, init_kind, p0, p1, seed, out, stats, rows_out):
+    """Reads the rows of ``keys`` into ``out`` ([n, dim]); zeros for keys without a row. ``rows_out[i]``
+    gets the row of ``keys[i]`` after the pull (-1: none), as :func:`lookup_rows` would find it.
 
     With ``training`` a key without a slot is inserted: as a row at once when ``min_count <= 1``,
     else as a candidate whose count grows by ``counts[i]`` (1 when ``counts`` is empty) and which
@@ -293,11 +294,13 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
                 srows[s] = np.int32(max(CANDIDATE_BASE - total, -2147483647))
                 r = -1
         if r >= 0:
+            rows_out[i] = r
             if training:
                 idata[r, mc + 2] = step
             for j in range(dim):
                 out[i, j] = data[r, j]
         else:
+            rows_out[i] = -1
             for j in range(dim):
                 out[i, j] = 0.0
     stats[0] += new_rows
@@ -320,7 +323,8 @@ def init_rows(keys, dim, init_kind, p0, p1, seed):
     data = np.empty((n, dim + 3), dtype=np.float32)
     out = np.empty((n, dim), dtype=np.float32)
     pull(skeys, srows, np.uint64(0), data, data.view(np.int32), 0, keys, np.empty(0, dtype=np.int32), True, 1, 0,
-         dim, np.empty(0, dtype=np.float32), init_kind, p0, p1, seed, out, np.zeros(4, dtype=np.int64))
+         dim, np.empty(0, dtype=np.float32), init_kind, p0, p1, seed, out, np.zeros(4, dtype=np.int64),
+         np.empty(n, dtype=np.int32))
     return out
 
 

@@ -8,6 +8,10 @@ the optimizer and lifecycle settings (:class:`TableSpec`).
 A large push finds its rows and applies the optimizer in chunks of keys on all cores (each row is
 updated from one position: the values of one thread); a large pull reads the rows of admitted keys
 so, then inserts the others in their order on one thread (the rows and values of a one-thread pull).
+A shard keeps the keys and rows of its last training pull: the push of the same keys (a training
+step pushes the keys it pulled) takes their rows from there instead of probing the index again.
+Only an eviction, a load or a clear moves rows of existing keys, and each forgets them; a later
+training pull replaces them.
 
 Growth is by rehash (index) and by resizing the rows' block (embedding_rows: re-mapped, not
 copied), never by a fixed reservation. Eviction tombstones slots and compacts the rows in place,
@@ -129,6 +133,7 @@ class TableShard:
         self._clear()
 
     def _clear(self):
+        self._pulled = None
         self.skeys = np.zeros(_MIN_CAP, dtype=np.uint64)
         self.srows = np.full(_MIN_CAP, H.EMPTY, dtype=np.int32)
         self._alloc_rows(_MIN_ROWS)
@@ -213,6 +218,7 @@ class TableShard:
             out = np.empty((keys.shape[0], dim), dtype=np.float32)
         stats = np.zeros(4, dtype=np.int64)
         n = keys.shape[0]
+        rows = np.empty(n, dtype=np.int32)
         with self.lock:  # held while the chunks run on other threads too: they finish before it is released
             if training:
                 self._ensure_room(n, rows=True)
@@ -221,7 +227,6 @@ class TableShard:
                 # the admitted keys' rows only read (and marked seen) in chunks on all cores; the others
                 # (new keys, candidates) inserted after, in their order, as the one-thread pull does
                 skeys, srows, salt, data, idata = self.skeys, self.srows, self.salt, self.data, self.idata
-                rows = np.empty(n, dtype=np.int32)
 
                 def chunk(lo, hi):
                     H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi])
@@ -231,16 +236,22 @@ class TableShard:
                 rest = np.flatnonzero(rows < 0)
                 if rest.size:
                     part = np.empty((rest.size, dim), dtype=np.float32)
+                    part_rows = np.empty(rest.size, dtype=np.int32)
                     self.n_rows = H.pull(skeys, srows, salt, data, idata, self.n_rows, keys[rest],
                                          counts[rest] if counts.shape[0] else counts, training, self.spec.min_count,
-                                         step, dim, self._state_init, kind, p0, p1, seed, part, stats)
+                                         step, dim, self._state_init, kind, p0, p1, seed, part, stats, part_rows)
                     out[rest] = part
+                    rows[rest] = part_rows
             else:
                 self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys,
                                      counts, training, self.spec.min_count, step, dim, self._state_init, kind, p0,
-                                     p1, seed, out, stats)
+                                     p1, seed, out, stats, rows)
             self.n_candidates += int(stats[1]) - int(stats[2])
             self.n_tombs -= int(stats[3])
+            # the push of these keys finds their rows here (see push); not when a key was admitted by a later
+            # sighting in this pull (min_count > 1): its earlier positions read no row, but it has one now
+            if training:  # (an inference pull changes no row: the last training pull's rows stay valid)
+                self._pulled = None if stats[2] else (keys.copy(), rows)
         return out, stats
 
     def push(self, keys, grads, counts, clicks, step: int, lr: float) -> int:
@@ -251,7 +262,11 @@ class TableShard:
         first = np.empty(n, dtype=np.int64)
         with self.lock:  # held while the chunks run on other threads too: they finish before it is released
             skeys, srows, salt = self.skeys, self.srows, self.salt
-            if n >= 2 * PUSH_CHUNK_KEYS and intra_op.total_threads() > 1:
+            pulled = self._pulled
+            if pulled is not None and pulled[0].shape == keys.shape and np.array_equal(pulled[0], keys):
+                rows = pulled[1]  # the keys of the last training pull (a step's push): their rows, not looked up again
+                dups = H.first_occurrences(keys, first)
+            elif n >= 2 * PUSH_CHUNK_KEYS and intra_op.total_threads() > 1:
                 # the lookups only read the index: by chunks of keys on all cores, the duplicates after
                 intra_op.parallel_for(lambda lo, hi: H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi]),
                                       n, PUSH_CHUNK_KEYS)
@@ -270,6 +285,7 @@ class TableShard:
     # ------------------------------------------------------------------ lifecycle
     def evict(self, step, max_age, min_show, drop_candidates, decay):
         with self.lock:
+            self._pulled = None  # rows move (compaction) and keys lose them
             rows_out, cands_out = H.evict_mark(self.srows, self.data, self.idata, step, max_age, min_show,
                                                drop_candidates)
             self.n_tombs += rows_out + cands_out
@@ -293,6 +309,7 @@ class TableShard:
 
     def insert(self, keys, values, state, show, click, seen, select):
         with self.lock:
+            self._pulled = None
             n = int(np.count_nonzero(select))
             self._ensure_room(n, rows=True)
             self.n_rows = H.insert_rows(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys,
