@@ -5,7 +5,8 @@ and their pre-bound attrs as closure constants, values in local variables, and `
 value's last use. A failing line is mapped back to its node through the line number, so the
 error names the op, its type, device and the user's line that created it, at no cost per step.
 
-Two more executors share the compiled steps: ``run_traced`` (step stats, deadlines and
+Steps whose values depend only on shapes (a gradient's shape arithmetic) are kept from the last
+run with the same shapes (``plan_memo``). Two more executors share the compiled steps: ``run_traced`` (step stats, deadlines and
 cancellation checked between ops) and ``run_parallel`` (a dataflow executor on a thread pool).
 """
 
@@ -21,6 +22,7 @@ from sparseflow._src.framework.ir import NodeIR, parse_input
 from sparseflow._src.framework.op_def import get_op_def, input_arg_flags
 from sparseflow._src.framework.toposort import CycleError, stable_toposort
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
+from sparseflow._src.runtime import plan_memo
 from sparseflow._src.runtime.plan_lanes import fork_runner, is_large, plan_forks
 
 _plan_ids = itertools.count()
@@ -238,6 +240,11 @@ class Plan:
             if p >= 0:
                 used_outputs.setdefault(p, set()).add(k)
         forks = plan_forks(self.steps, self.after) if PLAN_FORKS else {}
+        # shape-only steps: kept from the last run with the same shapes (plan_memo)
+        memo = plan_memo.shape_only_steps(self.steps, self.after) if plan_memo.ENABLED else {}
+        if memo:
+            env.update(_c=[(plan_memo.NEVER, None)] * len(self.steps), _sk=plan_memo.shape_key,
+                       _remember=plan_memo.remember)
         joins: list[int] = []  # forks started, not yet joined
 
         def join(f):
@@ -272,6 +279,13 @@ class Plan:
                     lines.append("    del " + ", ".join(dead))
                 continue
             call = f"{kname}({', '.join(args)})"
+            pre = ""
+            if st.index in memo and st.index not in forks:
+                if st.node.op in plan_memo.SHAPE_READERS:
+                    pre = f"_k{st.index} = ({''.join(f'_sk({a}), ' for a in args)}); "
+                key = f"({''.join(f'_k{s}, ' for s in memo[st.index])})"
+                pre += f"_e = _c[{st.index}]; "
+                call = f"(_e[1] if _e[0] == {key} else _remember(_c, {st.index}, {key}, {call}))"
             if checked and (st.needs_context or since_check >= CHECK_EVERY):
                 env[f"n{st.index}"] = st.node
                 lines.append(f"    ctx.check(n{st.index})")
@@ -279,11 +293,11 @@ class Plan:
             since_check += 1
             used = used_outputs.get(st.index, set())
             if st.num_outputs == 0 or not used:
-                line = f"    {call}"
+                line = f"    {pre}{call}"
             elif st.num_outputs == 1:
-                line = f"    v{st.index}_0 = {call}"
+                line = f"    {pre}v{st.index}_0 = {call}"
             else:
-                line = f"    _t = {call}; " + "; ".join(f"v{st.index}_{k} = _t[{k}]" for k in sorted(used))
+                line = f"    {pre}_t = {call}; " + "; ".join(f"v{st.index}_{k} = _t[{k}]" for k in sorted(used))
             lines.append(line)
             line_to_step[len(lines)] = st.index
             dead = [ref(p, k) for (p, k) in dict.fromkeys(st.inputs)
