@@ -245,3 +245,18 @@ def test_reductions_of_unknown_rank_use_range_of_rank():
     assert got[0] == 15.0 and got[2] == 5
     np.testing.assert_allclose(got[1], np.log(np.sum(np.exp(x))), rtol=1e-6)
     np.testing.assert_allclose(got[3], [[2.5]])
+
+
+@pytest.mark.parametrize("op,dtype", [(op, d) for op in ("Sum", "Mean", "Prod", "Max", "Min")
+                                      for d in (np.float32, np.float16, np.int32, np.complex64)
+                                      if not (d == np.complex64 and op in ("Max", "Min"))])
+def test_a_reduction_over_no_axis_is_a_copy_of_its_input(op, dtype):
+    from sparseflow._src.framework import dtypes
+    from sparseflow._src.kernels.registry import KernelNode, get_kernel
+
+    d = dtypes.as_dtype(dtype)
+    k = get_kernel(op).factory(KernelNode("r", op, {"T": d, "keep_dims": False}, [], [d], ""))
+    x = np.array([[1.5, -2.0], [np.nan, np.inf]] if dtype != np.int32 else [[1, -2], [7, 0]], dtype)
+    got = k(x, np.zeros(0, np.int32))
+    np.testing.assert_array_equal(got, x)
+    assert got.dtype == dtype and got is not x and not np.shares_memory(got, x)

@@ -6,8 +6,9 @@ value's last use. A failing line is mapped back to its node through the line num
 error names the op, its type, device and the user's line that created it, at no cost per step.
 
 Steps whose values depend only on shapes (a gradient's shape arithmetic) are kept from the last
-run with the same shapes (``plan_memo``). Two more executors share the compiled steps: ``run_traced`` (step stats, deadlines and
-cancellation checked between ops) and ``run_parallel`` (a dataflow executor on a thread pool).
+run with the same shapes (``plan_memo``). Two more executors share the compiled steps:
+``run_traced`` (step stats, deadlines and cancellation checked between ops) and ``run_parallel``
+(a dataflow executor on a thread pool).
 """
 
 from __future__ import annotations
