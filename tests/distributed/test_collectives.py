@@ -155,3 +155,27 @@ def test_docstring_examples(module):
     mod = importlib.import_module(f"sparseflow._src.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_collective_endpoint_sockets_of_dead_processes_are_removed():
+    import os
+    import subprocess
+    import sys
+
+    from sparseflow._src.distributed import collective_shm
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    d = collective_shm._shm_dir()
+    stale = os.path.join(d, f"sparseflow-coll-{dead.pid}-0123456789ab.sock")
+    mine = os.path.join(d, f"sparseflow-coll-{os.getpid()}-0123456789ab.sock")
+    for p in (stale, mine):
+        open(p, "w").close()
+    try:
+        ep = collective_shm.ShmEndpoint(lambda *a: None, lambda *a: None)
+        ep.close()
+        assert not os.path.exists(stale) and os.path.exists(mine) and not os.path.exists(ep.path)
+    finally:
+        for p in (stale, mine):
+            if os.path.exists(p):
+                os.unlink(p)

@@ -11,7 +11,8 @@ from the slot and answers FREE when done. Pieces larger than a slot travel inlin
 
 Frames are ``struct``-packed integers (and inline bytes): nothing received is unpickled. A
 connection that closes (a process exited or died) fails the runs that wait on it at once, naming
-the member. Any failure to set a link up falls back to gRPC.
+the member. Any failure to set a link up falls back to gRPC. An endpoint's socket file is removed
+at close or exit; ones of processes killed before that are removed by the next endpoint created.
 
 Example:
     >>> ep = ShmEndpoint(lambda *a: None, lambda *a: None)
@@ -22,9 +23,11 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import logging
 import mmap
 import os
+import re
 import secrets
 import socket
 import struct
@@ -49,6 +52,48 @@ SLOTS = 8
 
 def _shm_dir() -> str:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
+_SOCKET_NAME = re.compile(r"sparseflow-coll-(\d+)-[0-9a-f]+\.sock")
+
+
+def _unlink_at_exit(path: str):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def remove_stale_sockets() -> int:
+    """Removes endpoint sockets of this user's processes that are gone (killed before they could
+    remove their own); returns how many."""
+    removed = 0
+    d = _shm_dir()
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return 0
+    for name in names:
+        m = _SOCKET_NAME.fullmatch(name)
+        if m is None:
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # alive (or its pid was reused: the file stays, harmless)
+        except PermissionError:
+            continue  # another user's process
+        except ProcessLookupError:
+            pass
+        except (OverflowError, ValueError):
+            continue
+        path = os.path.join(d, name)
+        try:
+            if os.lstat(path).st_uid == os.geteuid():
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def _recv_exact(sock, n: int) -> bytearray:
@@ -78,6 +123,7 @@ class ShmEndpoint:
     def __init__(self, deliver, peer_lost):
         self._deliver = deliver
         self._peer_lost = peer_lost
+        remove_stale_sockets()
         self.path = os.path.join(_shm_dir(), f"sparseflow-coll-{os.getpid()}-{secrets.token_hex(6)}.sock")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o077)
@@ -88,6 +134,7 @@ class ShmEndpoint:
         self._sock.listen(64)
         self._closed = False
         self._conns: list = []
+        atexit.register(_unlink_at_exit, self.path)
         threading.Thread(target=self._accept, name="sparseflow-shm-accept", daemon=True).start()
 
     def _accept(self):
