@@ -6,8 +6,8 @@ This is how TensorFlow's CPU runtime shards a contraction over its intra-op pool
 other mode, ``"blas"``, leaves the threading to the BLAS library (OpenBLAS splits each GEMM
 statically over its own threads, which wait spinning between calls). Blocks are claimed
 dynamically, so a thread that loses its core to another process does not hold the others up;
-no thread spins; and an ``epilogue(lo, hi)`` (a bias and an activation) runs on each block
-while it is still in cache.
+no thread spins; and an ``epilogue`` (a bias and an activation) runs on each block while it is
+still in cache.
 
 Example:
     >>> import numpy as np
@@ -35,12 +35,13 @@ REPACK_FLOP_PER_ELEMENT = 256  # flops a block must do per element of the operan
 
 def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP) -> np.ndarray:
     """``a @ b`` (2-D, BLAS-able float arrays, transposed views allowed) into a new C-order array;
-    ``epilogue(out, lo, hi)`` is applied to rows ``lo..hi`` once they are made.
+    ``epilogue(out, r0, r1, c0, c1)`` is applied to the block ``out[r0:r1, c0:c1]`` once it is made
+    (the blocks tile the output).
 
     Each block's BLAS call packs the operand the blocks share again, so the product is split where
     that operand is smaller: by rows of ``a`` (``b`` repeated) or by columns of ``b`` (``a``
-    repeated; each block then goes through a small contiguous buffer). Blocks are one per thread
-    when the shared operand is large next to a block's work, else ``BLOCKS_PER_THREAD`` per thread."""
+    repeated); each block is written in place in the output. Blocks are one per thread when the
+    shared operand is large next to a block's work, else ``BLOCKS_PER_THREAD`` per thread."""
     m, k = a.shape
     n = b.shape[1]
     if k == 1 and a.dtype == b.dtype:
@@ -57,7 +58,7 @@ def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP
     if threads <= 1 or flop < min_flop or extent < 2 * MIN_ROWS:
         out = np.matmul(a, b)
         if epilogue is not None and out.size:
-            epilogue(out, 0, m)
+            epilogue(out, 0, m, 0, n)
         return out
     out = np.empty((m, n), np.result_type(a.dtype, b.dtype))
     shared = k * n if by_rows else m * k
@@ -75,11 +76,11 @@ def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP
             if by_rows:
                 np.matmul(a[lo:hi], b, out=out[lo:hi])
                 if epilogue is not None:
-                    epilogue(out, lo, hi)
-            else:
-                out[:, lo:hi] = np.matmul(a, b[:, lo:hi])
+                    epilogue(out, lo, hi, 0, n)
+            else:  # a column block is a BLAS-able strided view of the output (unit column stride)
+                np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+                if epilogue is not None:
+                    epilogue(out, 0, m, lo, hi)
 
     intra_op.run_on_pool(work, min(threads, blocks))
-    if epilogue is not None and not by_rows:
-        intra_op.parallel_for(lambda lo, hi: epilogue(out, lo, hi), m, MIN_ROWS)
     return out
