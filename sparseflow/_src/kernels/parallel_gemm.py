@@ -30,7 +30,12 @@ MIN_ROWS = 32  # rows per block at least
 # operand again: W3's 256x1024x1024 product took 5-10% more CPU in 6 column blocks than in 2, ~4%
 # more in 4; W3's step ~1.1 ms less CPU (of ~33) with 2 blocks per thread than with 3.
 BLOCKS_PER_THREAD = 2
-REPACK_FLOP_PER_ELEMENT = 256  # flops a block must do per element of the operand it packs again
+# Flops a block must do per element of the operand it packs again for two blocks per thread, not one.
+# W3's products (batch 256: 2n = 2048 flops per element of the activations they share, 512 a block in
+# four) are one block per thread: its three split GEMMs took 16.1 CPU ms so against 16.5 in four
+# blocks (15 interleaved rounds on two threads) and no more time; W1's (batch 2048, split by rows:
+# 2m = 4096) keep two per thread.
+REPACK_FLOP_PER_ELEMENT = 1024
 
 
 def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP) -> np.ndarray:
