@@ -24,7 +24,11 @@ import numpy as np
 
 from sparseflow._src.kernels import intra_op
 
-MIN_FLOP = 4_000_000  # products smaller than this are one BLAS call
+# Products smaller than this are one BLAS call. The split's hand-offs (~30 us to wake a pool thread)
+# and second packing cost more than they save below ~0.2 ms of work: W3's skinny last-layer products
+# (256x1024 by 10, 5.2 MFLOP) took 0.27 / 0.21 / 0.17 ms of CPU split against 0.20 / 0.17 / 0.13 ms
+# as one call, no faster in wall time; 256x128x256 (17 MFLOP) 0.30 against 0.18 ms.
+MIN_FLOP = 16_000_000
 MIN_ROWS = 32  # rows per block at least
 # More blocks than threads: a slow thread takes fewer. Two, not more: each block packs the shared
 # operand again: W3's 256x1024x1024 product took 5-10% more CPU in 6 column blocks than in 2, ~4%
