@@ -35,7 +35,9 @@ from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 
-PARALLEL_MIN_ELEMENTS = 1 << 15  # elements per thread below which one thread does the work
+# Elements per chunk at least: a chunk handed to a pool thread must outlast its wake-up (~30 us).
+# W3's 256x1024 ReLU gradient (~55 us on one thread) took 92-141 us split in six chunks over two.
+PARALLEL_MIN_ELEMENTS = 1 << 18
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
