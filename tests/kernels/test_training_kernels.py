@@ -49,6 +49,15 @@ def test_a_dense_update_writes_in_place_an_array_nobody_holds():
     assert not var.value.flags.writeable and not acc.value.flags.writeable and not var.updating
 
 
+def test_a_zero_dimensional_variable_is_updated_and_stays_a_scalar():
+    compute = _kernel("ApplyMomentum", use_nesterov=False)
+    var, acc = VariableRef("w"), VariableRef("acc")
+    var.value, acc.value = np.array(1.0, np.float32), np.array(0.0, np.float32)  # 0-d arrays nobody else holds
+    for _ in range(3):
+        compute(var, acc, np.float32(0.5), np.array(1.0, np.float32), np.float32(0.5))
+    assert np.ndim(var.value) == 0 and float(var.value) == 1.0 - 0.5 * (1 + 1.5 + 1.75) and not var.updating
+
+
 def test_an_array_a_reader_views_is_never_written_in_place():
     compute = _kernel("ApplyGradientDescent")
     var = _ref("w", np.zeros(1000))

@@ -87,7 +87,7 @@ def claim_in_place(st: Buffers, i: int, ref, olds: list, work) -> bool:
     set before the count is taken: a reader that takes the array after it waits for the lock."""
     old = olds[i]
     if not (isinstance(old, np.ndarray) and old.dtype == work and old.flags.owndata and old.flags.c_contiguous
-            and old.size and ref.value is old):
+            and old.ndim and old.size and ref.value is old):  # a 0-d value is published as a scalar
         return False
     ref.updating = True
     olds[i] = None
