@@ -17,9 +17,10 @@ def _kernel(op_type, dtype=dtypes.float32, **attrs):
 @pytest.mark.parametrize("rows", [1, 7, 300, 5000])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("relu", [True, False])
-def test_fused_matmul_equals_matmul_bias_relu(rows, dtype, relu):
+@pytest.mark.parametrize("depth", [1, 9])  # 1: an outer product, made without BLAS, with the same epilogue
+def test_fused_matmul_equals_matmul_bias_relu(rows, dtype, relu, depth):
     rng = np.random.default_rng(rows)
-    a, b = rng.standard_normal((rows, 9)).astype(dtype), rng.standard_normal((9, 33)).astype(dtype)
+    a, b = rng.standard_normal((rows, depth)).astype(dtype), rng.standard_normal((depth, 33)).astype(dtype)
     bias = rng.standard_normal(33).astype(dtype)
     fused_ops = ["BiasAdd", "Relu"] if relu else ["BiasAdd"]
     got = _kernel("_FusedMatMul", dtypes.as_dtype(dtype), transpose_a=False, transpose_b=False, num_args=1,

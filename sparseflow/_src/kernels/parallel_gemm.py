@@ -36,8 +36,8 @@ MIN_ROWS = 32  # rows per block at least
 BLOCKS_PER_THREAD = 2
 # Flops a block must do per element of the operand it packs again for two blocks per thread, not one.
 # W3's products (batch 256: 2n = 2048 flops per element of the activations they share, 512 a block in
-# four) are one block per thread: its three split GEMMs took 16.1 CPU ms so against 16.5 in four
-# blocks (15 interleaved rounds on two threads) and no more time; W1's (batch 2048, split by rows:
+# four) are one block per thread: their three split GEMMs took 16.1 CPU ms so, 16.5 in four blocks
+# (15 interleaved rounds on two threads), and no more time; W1's (batch 2048, split by rows:
 # 2m = 4096) keep two per thread.
 REPACK_FLOP_PER_ELEMENT = 1024
 
@@ -58,7 +58,7 @@ def matmul(a: np.ndarray, b: np.ndarray, epilogue=None, min_flop: int = MIN_FLOP
         # product, as in the GEMM (a * b + 0 rounds once), without BLAS's packing for a depth of one
         out = np.multiply(a, b)
         if epilogue is not None and out.size:
-            epilogue(out, 0, m)
+            epilogue(out, 0, m, 0, n)
         return out
     threads = intra_op.intra_op_threads() if intra_op.gemm_mode() == "pool" else 1
     flop = 2 * m * k * n
