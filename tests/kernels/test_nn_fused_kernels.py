@@ -17,9 +17,10 @@ def _kernel(op_type, dtype=dtypes.float32, **attrs):
 @pytest.mark.parametrize("rows", [1, 7, 300, 5000])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("relu", [True, False])
-def test_fused_matmul_equals_matmul_bias_relu(rows, dtype, relu):
+@pytest.mark.parametrize("depth", [1, 9])  # 1: an outer product, made without BLAS, with the same epilogue
+def test_fused_matmul_equals_matmul_bias_relu(rows, dtype, relu, depth):
     rng = np.random.default_rng(rows)
-    a, b = rng.standard_normal((rows, 9)).astype(dtype), rng.standard_normal((9, 33)).astype(dtype)
+    a, b = rng.standard_normal((rows, depth)).astype(dtype), rng.standard_normal((depth, 33)).astype(dtype)
     bias = rng.standard_normal(33).astype(dtype)
     fused_ops = ["BiasAdd", "Relu"] if relu else ["BiasAdd"]
     got = _kernel("_FusedMatMul", dtypes.as_dtype(dtype), transpose_a=False, transpose_b=False, num_args=1,
@@ -118,14 +119,13 @@ def test_gemm_in_blocks_on_the_pool_equals_one_blas_call(threads, ta, tb, m, k, 
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
     a2, b2 = (a.T if ta else a), (b.T if tb else b)
-    rows = []
+    seen = np.zeros((m, n), np.int32)
 
-    def epilogue(out, lo, hi):
-        rows.append((lo, hi))
-        out[lo:hi] += 1.0
+    def epilogue(out, r0, r1, c0, c1):
+        seen[r0:r1, c0:c1] += 1
+        out[r0:r1, c0:c1] += 1.0
 
     got = parallel_gemm.matmul(a2, b2, epilogue, min_flop=0)
     np.testing.assert_allclose(got, a2 @ b2 + 1.0, rtol=1e-5, atol=1e-4)
     assert got.flags.c_contiguous
-    rows.sort()
-    assert rows[0][0] == 0 and rows[-1][1] == m and all(x[1] == y[0] for x, y in zip(rows, rows[1:]))
+    assert (seen == 1).all()  # the epilogue's blocks tile the output

@@ -38,15 +38,62 @@ def test_readers_never_see_a_stored_array_change():
     assert not var.value.flags.writeable
 
 
-def test_replaced_arrays_nobody_holds_are_reused_as_private_buffers():
+def test_a_dense_update_writes_in_place_an_array_nobody_holds():
+    compute = _kernel("ApplyMomentum", use_nesterov=False)
+    var, acc = _ref("w", np.zeros(1000)), _ref("acc", np.zeros(1000))
+    ids = {id(var.value), id(acc.value)}
+    for _ in range(3):
+        compute(var, acc, np.float32(1.0), np.ones(1000, np.float32), np.float32(0.5))
+    assert {id(var.value), id(acc.value)} == ids  # no buffer: the arrays themselves were updated
+    assert var.value[0] == -(1 + 1.5 + 1.75) and acc.value[0] == 1.75
+    assert not var.value.flags.writeable and not acc.value.flags.writeable and not var.updating
+
+
+def test_a_zero_dimensional_variable_is_updated_and_stays_a_scalar():
+    compute = _kernel("ApplyMomentum", use_nesterov=False)
+    var, acc = VariableRef("w"), VariableRef("acc")
+    var.value, acc.value = np.array(1.0, np.float32), np.array(0.0, np.float32)  # 0-d arrays nobody else holds
+    for _ in range(3):
+        compute(var, acc, np.float32(0.5), np.array(1.0, np.float32), np.float32(0.5))
+    assert np.ndim(var.value) == 0 and float(var.value) == 1.0 - 0.5 * (1 + 1.5 + 1.75) and not var.updating
+
+
+def test_an_array_a_reader_views_is_never_written_in_place():
     compute = _kernel("ApplyGradientDescent")
     var = _ref("w", np.zeros(1000))
-    seen = []
-    for _ in range(6):
+    for step in range(4):
+        view = var.value[:1]  # a reader's view holds the array during the update
         compute(var, np.float32(1.0), np.ones(1000, np.float32))
-        seen.append(id(var.value))
-    assert len(set(seen[1:])) == 2  # two buffers alternate once the first spare exists
-    assert var.value[0] == -6.0
+        assert view[0] == -step and var.value[0] == -step - 1 and var.value.base is None
+        del view
+    compute(var, np.float32(1.0), np.ones(1000, np.float32))  # no reader now: in place again
+    assert var.value[0] == -5.0 and not var.value.flags.writeable
+
+
+def test_readers_never_see_a_half_written_in_place_update():
+    compute = _kernel("ApplyGradientDescent")
+    var = _ref("w", np.zeros(1 << 21))
+    ones = np.ones(1 << 21, np.float32)
+    stop, torn, reads = threading.Event(), [], [0]
+
+    def reader():
+        while not stop.is_set():
+            v = var.read()
+            if v[0] != v[-1]:  # an update in place runs from the first element to the last
+                torn.append((float(v[0]), float(v[-1])))
+            reads[0] += 1
+            del v
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for _ in range(200):
+            compute(var, np.float32(1.0), ones)
+    finally:
+        stop.set()
+        t.join()
+    assert not torn and reads[0] > 0
+    assert var.value[0] == var.value[-1] == -200.0
 
 
 def test_sparse_buffers_stay_exact_when_rows_change_between_updates():

@@ -3,7 +3,7 @@ BiasAdd and BiasAddGrad on large float matrices: numba loops over row chunks on 
 (``intra_op.parallel_for``), one memory pass each.
 
 - ``_FusedMatMul``: the product (``parallel_gemm``), and ``+ bias`` (and ``max(., 0)``) in place on
-  each block of rows right after it is made;
+  each block of the output right after it is made;
 - ``_FusedReluGradBiasAddGrad``: ``g * (y > 0)`` and its column sums, accumulated in float64 per
   chunk, in the same pass;
 - ``_SlicedMatMul``: ``Slice(a @ b, begin, size)`` as the product of the rows of ``a`` and the columns
@@ -35,15 +35,18 @@ from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.jit_cache import cached_njit
 from sparseflow._src.kernels.registry import register_kernel
 
-PARALLEL_MIN_ELEMENTS = 1 << 15  # elements per thread below which one thread does the work
+# Elements per chunk at least: a chunk handed to a pool thread must outlast its wake-up (~30 us).
+# W3's 256x1024 ReLU gradient (~55 us on one thread) took 92-141 us split in six chunks over two.
+PARALLEL_MIN_ELEMENTS = 1 << 18
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @cached_njit(nogil=True)
-def _bias_act_rows(x, bias, relu, lo, hi):
-    """``x[r] = x[r] + bias`` (then ``max(., 0)`` keeping NaN) for rows ``lo..hi``, in place."""
-    for r in range(lo, hi):
-        for c in range(x.shape[1]):
+def _bias_act_block(x, bias, relu, r0, r1, c0, c1):
+    """``x[r, c] = x[r, c] + bias[c]`` (then ``max(., 0)`` keeping NaN) on the block ``[r0:r1, c0:c1]``,
+    in place."""
+    for r in range(r0, r1):
+        for c in range(c0, c1):
             v = x[r, c] + bias[c]
             if relu and v < 0:
                 v = 0
@@ -86,7 +89,8 @@ def _is_matrix(x) -> bool:
 def add_bias_act(x: np.ndarray, bias: np.ndarray, relu: bool) -> None:
     """``x += bias`` (and ReLU) in place on a C-contiguous float matrix, on all cores."""
     bias = np.ascontiguousarray(bias, dtype=x.dtype)
-    parallel_for(lambda lo, hi: _bias_act_rows(x, bias, relu, lo, hi), x.shape[0], _rows_per_chunk(x))
+    parallel_for(lambda lo, hi: _bias_act_block(x, bias, relu, lo, hi, 0, x.shape[1]), x.shape[0],
+                 _rows_per_chunk(x))
 
 
 def relu_grad_and_bias_grad(g: np.ndarray, y: np.ndarray):
@@ -149,8 +153,8 @@ def _fused_matmul(node):
                             f"{_shape(bias)} vs. [{a2.shape[0]},{b2.shape[1]}]")
         if a2.dtype == b2.dtype == out_dtype and out_dtype in _FLOATS:
             bias = np.ascontiguousarray(bias, dtype=out_dtype)
-            # bias (+ ReLU) on each block of rows as soon as the block's product is made, still in cache
-            return parallel_gemm.matmul(a2, b2, lambda x, lo, hi: _bias_act_rows(x, bias, relu, lo, hi))
+            # bias (+ ReLU) on each block as soon as the block's product is made, still in cache
+            return parallel_gemm.matmul(a2, b2, lambda x, *block: _bias_act_block(x, bias, relu, *block))
         x = np.matmul(a2, b2).astype(out_dtype, copy=False) + bias
         return np.maximum(x, 0) if relu else x
 

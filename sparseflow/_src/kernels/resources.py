@@ -21,10 +21,13 @@ class VariableRef:
     """The storage of one variable: a NumPy array (None until initialized).
 
     Ref-typed tensors carry this object; readers take ``.read()``. Assignments replace the array,
-    so a value read earlier in a step is never changed by a later assignment.
+    so a value read earlier in a step is never changed by a later assignment. A dense optimizer
+    update may write the array in place instead, under ``lock`` and only when no one else holds
+    it (``var_buffers.claim_in_place``); ``updating`` is set meanwhile, and a reader that finds it
+    set waits for the lock, so no reader ever sees a half-updated array.
     """
 
-    __slots__ = ("name", "dtype", "shape", "value", "lock", "writer")
+    __slots__ = ("name", "dtype", "shape", "value", "lock", "writer", "updating")
 
     def __init__(self, name: str, dtype=None, shape=None):
         self.name = name
@@ -33,9 +36,13 @@ class VariableRef:
         self.value = None
         self.lock = threading.Lock()
         self.writer = None  # the private buffers (kernels/var_buffers.py) whose array ``value`` is
+        self.updating = False  # ``value`` is being written in place (under ``lock``)
 
     def read(self):
         v = self.value
+        if self.updating:  # set before the in-place writer checked that no one holds ``v``: wait for it
+            with self.lock:
+                v = self.value
         if v is None:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {self.name}. Run its initializer "

@@ -5,9 +5,12 @@ One kernel call updates a variable and all its slots under their locks, with one
 kernel node keeps, per variable and slot, one *private* buffer (``var_buffers``). A dense update
 writes the new values into that buffer, on all cores when the variable is large
 (``intra_op.parallel_for``), and swaps it in; the array it replaces becomes the next private
-buffer when nothing else references it. A sparse update first brings the private buffer up to
-date by copying the rows the previous update changed, then updates the gradient's rows in place
-and swaps: a step costs O(rows), not O(variable).
+buffer when nothing else references it. When nothing but the variable references its array, a
+dense update writes that array in place instead (``var_buffers.claim_in_place``; readers
+arriving meanwhile wait for the lock), a third less memory traffic than a buffer. A sparse
+update first brings the private buffer up to date by copying the rows the previous update
+changed, then updates the gradient's rows in place and swaps: a step costs O(rows), not
+O(variable).
 
 Sparse gradients may repeat indices: rows with equal indices are summed first, so each row gets
 exactly one update with the total gradient (nothing is dropped, nothing applied twice).
@@ -22,7 +25,7 @@ from sparseflow._src.framework import errors
 from sparseflow._src.kernels import training_update_fns as fns
 from sparseflow._src.kernels.intra_op import parallel_for
 from sparseflow._src.kernels.registry import register_kernel
-from sparseflow._src.kernels.var_buffers import Buffers, publish, retire, take_spare
+from sparseflow._src.kernels.var_buffers import Buffers, claim_in_place, finish_in_place, publish, retire, take_spare
 
 PARALLEL_MIN_ELEMENTS = 1 << 16  # elements per thread below which a dense update runs on one thread
 
@@ -205,12 +208,14 @@ def _factory(base: str, sparse: bool):
                     if not rows.size:
                         return refs[0]
                     news = _update_sparse(st, refs, olds, rows, grad, work, loop, hp)
+                    in_place = ()
                 else:
-                    news = _update_dense(st, refs, olds, args[grad_pos], work, loop, hp)
+                    news, in_place = _update_dense(st, refs, olds, args[grad_pos], work, loop, hp)
                 publish(refs, st, news, dtype)
+                _finish(refs, in_place)
                 del news
                 st.rows = rows if sparse else None
-                retire(st, olds)
+                retire(st, olds)  # an array updated in place is the value still: never made a buffer
             finally:
                 _unlock(locks)
             return refs[0]
@@ -220,17 +225,40 @@ def _factory(base: str, sparse: bool):
     return factory
 
 
-def _update_dense(st: Buffers, refs, olds: list, grad, work, loop, hp) -> list:
+def _outputs(st: Buffers, refs, olds: list, work) -> tuple[list, list]:
+    """Where a dense update writes the new values of ``refs``: the current array itself when no one else
+    holds it (``claim_in_place``; its index in the second list), else a private buffer. Called before any
+    view of ``olds`` is made (a view holds its array)."""
+    news, in_place = [], []
+    for i in range(len(olds)):
+        if claim_in_place(st, i, refs[i], olds, work):
+            news.append(olds[i])
+            in_place.append(i)
+        else:
+            news.append(take_spare(st, i, refs[i], olds[i], work, rows_valid=False, fill=False))
+    return news, in_place
+
+
+def _finish(refs, in_place: list) -> None:
+    for i in in_place:
+        finish_in_place(refs[i])
+
+
+def _update_dense(st: Buffers, refs, olds: list, grad, work, loop, hp) -> tuple[list, list]:
     shape = np.shape(olds[0])
     if np.shape(grad) != shape:
         raise _bad(f"var and grad do not have the same shape {_fmt(shape)} {_fmt(np.shape(grad))}")
-    ins = [np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds]
-    news = [take_spare(st, i, refs[i], old, work, rows_valid=False, fill=False) for i, old in enumerate(olds)]
-    g = np.ascontiguousarray(grad, dtype=work).reshape(-1)
-    outs = [a.reshape(-1) for a in news]
-    parallel_for(lambda lo, hi: loop(*[a[lo:hi] for a in ins], g[lo:hi], *[a[lo:hi] for a in outs], *hp),
-                 g.size, PARALLEL_MIN_ELEMENTS)
-    return news
+    news, in_place = _outputs(st, refs, olds, work)
+    try:
+        ins = [np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds]
+        g = np.ascontiguousarray(grad, dtype=work).reshape(-1)
+        outs = [a.reshape(-1) for a in news]
+        parallel_for(lambda lo, hi: loop(*[a[lo:hi] for a in ins], g[lo:hi], *[a[lo:hi] for a in outs], *hp),
+                     g.size, PARALLEL_MIN_ELEMENTS)
+    except BaseException:
+        _finish(refs, in_place)
+        raise
+    return news, in_place
 
 
 # ---------------------------------------------------------------------- sparse rows
@@ -305,7 +333,7 @@ def _grouped_apply(node):
         hp = hyper(t, _scalars(args, range(count * per + count, len(args)), scalar_names), attrs)
         locks = _lock(all_refs)
         try:
-            olds, news, views = [], [], []  # per variable; views (flat inputs, gradient, outputs) go first
+            olds, news, views, claimed = [], [], [], []  # per variable; views (inputs, gradient, outputs) first
             for i in range(count):
                 refs = all_refs[i * per:(i + 1) * per]
                 what = f"Apply{base} ({members[i]})" if i < len(members) else f"Apply{base}"
@@ -317,11 +345,13 @@ def _grouped_apply(node):
                 st = storages.get(refs[0])
                 if st is None:
                     st = storages[refs[0]] = Buffers(per)
-                news.append([take_spare(st, j, refs[j], old, work, rows_valid=False, fill=False)
-                             for j, old in enumerate(olds[i])])
+                new, in_place = _outputs(st, refs, olds[i], work)
+                news.append(new)
+                claimed.append(in_place)
                 views.append(([np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds[i]],
                               np.ascontiguousarray(grads[i], dtype=work).reshape(-1),
-                              [x.reshape(-1) for x in news[i]]))
+                              [x.reshape(-1) for x in new]))
+                del new
             starts = np.cumsum([0] + [v[1].size for v in views]).tolist()
             _sweep(loop, views, starts, hp)
             del views  # the old arrays' only holders are now ``olds``: they can become the next buffers
@@ -329,10 +359,14 @@ def _grouped_apply(node):
                 refs = all_refs[i * per:(i + 1) * per]
                 st = storages[refs[0]]
                 publish(refs, st, news[i], dtype)
+                _finish(refs, claimed[i])
+                claimed[i] = ()
                 st.rows = None
                 news[i] = None
-                retire(st, olds[i])
+                retire(st, olds[i])  # an array updated in place is the value still: never made a buffer
         finally:
+            for i, in_place in enumerate(claimed):  # an error before the values were published
+                _finish(all_refs[i * per:(i + 1) * per], in_place)
             _unlock(locks)
 
     return compute

@@ -13,6 +13,13 @@ variable keeps, per variable (and slot), one *private* buffer, and an update goe
    references it (its reference count shows no reader, and after the swap no new reader can
    reach it); otherwise it is left to its readers and a new buffer is allocated next time.
 
+A dense update that rewrites every element may skip the buffer (``claim_in_place``): when no one
+but the variable holds its array, the update writes that array in place, with the variable's
+``updating`` flag set so that a reader arriving meanwhile waits for the lock (``VariableRef.read``);
+``publish`` then records it as the node's and ``finish_in_place`` lets readers through. That
+saves the buffer's memory and a third of the update's memory traffic (the new values go where
+the old ones were just read).
+
 Example:
     >>> import numpy as np
     >>> from sparseflow._src.kernels.resources import VariableRef
@@ -35,7 +42,7 @@ import numpy as np
 
 from sparseflow._src.kernels.jit_cache import cached_njit
 
-__all__ = ["Buffers", "copy_rows", "publish", "retire", "take_spare"]
+__all__ = ["Buffers", "claim_in_place", "copy_rows", "finish_in_place", "publish", "retire", "take_spare"]
 
 
 class Buffers:
@@ -71,6 +78,34 @@ def retire(st: Buffers, olds: list) -> None:
                 sys.getrefcount(old) <= _EXCLUSIVE_REFS:
             old.flags.writeable = True
             st.spares[i] = old
+
+
+def claim_in_place(st: Buffers, i: int, ref, olds: list, work) -> bool:
+    """Under ``ref.lock``: True when ``olds[i]``, the value of ``ref`` just read, may be written in
+    place (held by ``ref`` and ``olds`` only, a C-order array of dtype ``work`` that owns its data);
+    ``ref.updating`` is then set and the array writeable until :func:`finish_in_place`. The flag is
+    set before the count is taken: a reader that takes the array after it waits for the lock."""
+    old = olds[i]
+    if not (isinstance(old, np.ndarray) and old.dtype == work and old.flags.owndata and old.flags.c_contiguous
+            and old.ndim and old.size and ref.value is old):  # a 0-d value is published as a scalar
+        return False
+    ref.updating = True
+    olds[i] = None
+    held_by_others = sys.getrefcount(old) > _EXCLUSIVE_REFS + 1  # + 1: ``ref.value``
+    olds[i] = old
+    if held_by_others:
+        ref.updating = False
+        return False
+    old.flags.writeable = True
+    st.spares[i] = None  # not needed while updates go in place (one is made again if one cannot)
+    return True
+
+
+def finish_in_place(ref) -> None:
+    """Ends an update in place of ``ref``'s value (see :func:`claim_in_place`), published or not:
+    read-only again, readers let through."""
+    ref.value.flags.writeable = False
+    ref.updating = False
 
 
 def publish(refs, st: Buffers, news: list, out_dtype) -> None:
