@@ -1,7 +1,8 @@
 """The worker interface of another task, over gRPC (what masters and rendezvous call).
 
 It offers the calls an in-process ``runtime.worker.Worker`` offers the master, with futures for
-the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``, and the
+the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``,
+``recv_tensors_async`` (a batch of keys in one streamed call, each value as it is sent), and the
 embedding-table shards' ``table_pull_async`` / ``table_push_async`` (table_service.py). Every
 call has a deadline; a task that cannot be reached is an ``UnavailableError`` naming it.
 
@@ -32,6 +33,7 @@ from sparseflow._src.runtime.threads import ElasticPool
 _SERVICE = worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"]
 _request_ids = itertools.count(secrets.randbits(40) << 20)
 _CHUNK_POOL = ElasticPool("sparseflow-chunks")
+_STREAM_POOL = ElasticPool("sparseflow-streams")  # one thread per RecvTensorStream in flight takes its messages
 
 
 class RemoteWorker(TableClient, CollectiveClient):
@@ -143,50 +145,38 @@ class RemoteWorker(TableClient, CollectiveClient):
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()
 
-    def recv_tensors_async(self, step_id: int, keys, callback, any_ready: bool = False):
-        """Pulls several keys of ``step_id`` in one call; ``callback(key, value, error)`` per key (one
-        call with the error if the pull fails); returns a cancel function. ``any_ready``: each value
-        as soon as this task has sent it (a call returns the ones sent by then; the next call asks for
-        the others)."""
+    def recv_tensors_async(self, step_id: int, keys, callback):
+        """Pulls several keys of ``step_id`` in one streamed call (RecvTensorStream), each value as
+        soon as this task has sent it; ``callback(key, value, error)`` per key (one call with the
+        error if the pull fails); returns a cancel function."""
         keys = list(keys)
-        current = []  # the call in flight
+        req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=keys, request_id=next(_request_ids))
+        call = self._client.stream("RecvTensorStream", req, None)
+        _STREAM_POOL.submit(self._take_stream, step_id, keys, call, callback)
+        return call.cancel
 
-        def call(wanted):
-            req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=wanted, any_ready=any_ready,
-                                                request_id=next(_request_ids))
-            f = self._client.future("RecvTensors", req, None)
-            current[:] = [f]
-            f.add_done_callback(lambda fut: done(fut, wanted))
-
-        def done(fut, wanted):
-            try:
-                resp = fut.result()
-                idx = list(resp.index) if any_ready and resp.index else range(len(wanted))
-                got = [wanted[i] for i in idx if 0 <= i < len(wanted)]
-                if len(resp.tensor) != len(got) or len(set(got)) != len(got) or not got:
-                    raise errors.InternalError(None, None, f"RecvTensors from {self.task}: {len(resp.tensor)} "
-                                                           f"tensors for {len(wanted)} keys.")
-            except BaseException as e:  # noqa: BLE001 - handed to the receiver
-                callback(wanted[0], None, e)
-                return
-            taken = set(got)
-            rest = [k for k in wanted if k not in taken]
-            if rest:
-                call(rest)
-            for key, item in zip(got, resp.tensor):
-                if item.total_bytes:
-                    _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
-                                       lambda v, e, key=key: callback(key, v, e))
-                    continue
-                try:
-                    value = wire.tensor_from_proto(item.tensor, key)
-                except errors.OpError as e:
-                    callback(key, None, e)
-                    return
-                callback(key, value, None)
-
-        call(keys)
-        return lambda: current[0].rpc.cancel()
+    def _take_stream(self, step_id: int, keys: list, call, callback):
+        left = set(range(len(keys)))
+        try:
+            for resp in call:
+                idx = list(resp.index)
+                if len(idx) != len(resp.tensor) or not idx or len(set(idx)) != len(idx) or not left.issuperset(idx):
+                    raise errors.InternalError(None, None, f"RecvTensorStream from {self.task}: a message of "
+                                                           f"{len(resp.tensor)} tensors names positions {idx[:8]} "
+                                                           f"of {len(keys)} keys ({len(left)} not yet sent).")
+                left.difference_update(idx)
+                for i, item in zip(idx, resp.tensor):
+                    key = keys[i]
+                    if item.total_bytes:
+                        _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
+                                           lambda v, e, key=key: callback(key, v, e))
+                        continue
+                    callback(key, wire.tensor_from_proto(item.tensor, key), None)
+            if left:
+                raise errors.InternalError(None, None, f"RecvTensorStream from {self.task} ended with {len(left)} of "
+                                                       f"{len(keys)} keys not sent (first: {keys[min(left)]}).")
+        except BaseException as e:  # noqa: BLE001 - handed to the receiver
+            callback(keys[min(left)] if left else keys[0], None, e)
 
     def _fetch_chunks(self, step_id: int, key: str, resp, callback):
         """Assembles a chunked tensor (RecvTensorChunk calls, two in flight)."""

@@ -21,7 +21,7 @@ from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
 
-PROTOCOL_VERSION = 2  # 2: RunGraph returns the values of its request's reply_keys
+PROTOCOL_VERSION = 3  # 2: RunGraph returns the values of its request's reply_keys; 3: RecvTensorStream
 _MISSING = object()
 
 
@@ -198,6 +198,56 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         if len(got) < len(keys):
             resp.index.extend(i for i, _ in got)
         return resp
+
+    def RecvTensorStream(self, req, context):
+        """Yields a RecvTensorsResponse whenever some of the request's keys were sent (every key sent
+        by then, ``index`` naming them), until every key was."""
+        self._requests.track(req.request_id, "RecvTensorStream")
+        keys = list(req.rendezvous_key)
+        if not keys:
+            return
+        table = self.worker.steps.get(req.step_id).rendezvous.local
+        cond = threading.Condition()
+        arrived: list = []  # (position, value, error) not yet streamed
+        ended = []  # set when the call ends early (the receiver cancelled it or went away)
+
+        def done(i, value, err):
+            with cond:
+                arrived.append((i, value, err))
+                cond.notify()
+
+        def call_ended():
+            with cond:
+                ended.append(True)
+                cond.notify()
+
+        callbacks = [lambda v, e, i=i: done(i, v, e) for i in range(len(keys))]
+        if not context.add_callback(call_ended):
+            return
+        left = set(range(len(keys)))
+        try:
+            for key, callback in zip(keys, callbacks):
+                self.worker.recv_tensor_async(req.step_id, key, callback)
+            while left:
+                with cond:
+                    while not arrived and not ended:
+                        if not cond.wait(5.0) and not context.is_active():
+                            ended.append(True)
+                    got, arrived[:] = sorted(arrived, key=lambda a: a[0]), []
+                if ended:  # the receiver gave up (its step was aborted or it died)
+                    table.abort(errors.CancelledError(None, None, f"The receiver of {keys[0]} went away."))
+                    return
+                resp = worker_pb2.RecvTensorsResponse()
+                for i, value, err in got:
+                    if err is not None:
+                        raise err
+                    self._fill(resp.tensor.add(), req.step_id, keys[i], value)
+                    resp.index.append(i)
+                    left.discard(i)
+                yield resp
+        finally:
+            for i in left:
+                table.cancel_recv(keys[i], callbacks[i])
 
     def _wait_for(self, step_id: int, keys: list, context, any_ready: bool = False) -> list:
         """``(position, value)`` of the values this task sends under ``keys`` in ``step_id``, once

@@ -1,10 +1,10 @@
-"""Which remote receives of a task may travel in one ``RecvTensors`` call.
+"""Which remote receives of a task may travel in one ``RecvTensorStream`` call.
 
 Every tensor that crosses tasks would otherwise cost one RPC; a worker reading eight dense
 variables from a ps pays eight round trips per step. The master groups a task's receives from one
-sender into batches that are pulled in one call (``RecvTensors`` with ``any_ready``: each value
-lands as soon as its sender has it, one reply per arrival, so a ps applies a step's first
-gradients while the worker computes the others). Batches are formed only where that is safe
+sender into batches that are pulled in one call (``RecvTensorStream``: each value lands as soon
+as its sender has it, one message per arrival, so a ps applies a step's first gradients while the
+worker computes the others). Batches are formed only where that is safe
 whatever the arrival order: no tensor of a batch may depend on anything the receiving task
 computes at or after the batch's first receive. With ``pos`` the place of each
 node in the step's global order (the order every plan follows), a receive ``k`` joins the batch
