@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -79,31 +80,60 @@ class RemoteWorker(TableClient, CollectiveClient):
                                                                                  graph_handle=graph_handle), 10.0)
 
     def run_graph_async(self, handle: str, graph_handle: str, step_id: int, deadline: float | None,
-                        trace: bool = False, cleanup_step_ids=(), reply_keys=(), deliver=None):
-        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``).
-        ``reply_keys``: rendezvous keys this task sends to the caller's task in the step, returned in
-        the reply and handed to ``deliver([(key, value), ...])`` before the future completes."""
+                        trace: bool = False, cleanup_step_ids=(), stream_keys=(), deliver=None) -> Future:
+        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``), with
+        ``.rpc.cancel()``. ``stream_keys``: rendezvous keys this task sends to the caller's task in the
+        step; the response stream brings their values as they are sent, handed to
+        ``deliver([(key, value), ...])`` (all of them before the future completes)."""
         req = worker_pb2.RunGraphRequest(session_handle=handle, graph_handle=graph_handle, step_id=step_id,
                                          record_timeline=trace, request_id=next(_request_ids))
         req.cleanup_step_ids.extend(cleanup_step_ids)
-        reply_keys = list(reply_keys)
-        req.reply_key.extend(reply_keys)
+        keys = list(stream_keys)
+        req.stream_key.extend(keys)
         timeout = None
         if deadline is not None:
             left = deadline - time.monotonic()
             req.timeout_in_ms = max(1, int(left * 1000))
             timeout = max(0.001, left) + 5.0  # the worker reports the deadline itself, naming the op
-        f = self._client.future("RunGraph", req, timeout)
+        out: Future = Future()
+        out.rpc = self._client.stream("RunGraph", req, timeout)
+        _STREAM_POOL.submit(self._take_run_graph, step_id, keys, out.rpc, deliver, out)
+        return out
 
-        def finish(resp):
-            if reply_keys:
-                if [t.name for t in resp.reply] != reply_keys:
-                    raise errors.InternalError(None, None, f"RunGraph on {self.task} replied {len(resp.reply)} "
-                                                           f"values for {len(reply_keys)} reply keys.")
-                deliver([(t.name, wire.tensor_from_proto(t.tensor, t.name)) for t in resp.reply])
-            return list(resp.step_stats.dev_stats)
+    def _take_run_graph(self, step_id: int, keys: list, call, deliver, out: Future):
+        left = set(range(len(keys)))
+        stats = []
+        try:
+            for resp in call:
+                idx = list(resp.sent_index)
+                if len(idx) != len(resp.sent) or len(set(idx)) != len(idx) or not left.issuperset(idx):
+                    raise errors.InternalError(None, None, f"RunGraph on {self.task} streamed {len(resp.sent)} "
+                                                           f"values naming positions {idx[:8]} of {len(keys)} "
+                                                           f"stream keys ({len(left)} not yet sent).")
+                left.difference_update(idx)
+                values = [(keys[i], self._value_of(step_id, keys[i], item)) for i, item in zip(idx, resp.sent)]
+                if values:
+                    deliver(values)
+                if resp.HasField("step_stats"):
+                    stats = list(resp.step_stats.dev_stats)
+            if left:
+                raise errors.InternalError(None, None, f"RunGraph on {self.task} ended without streaming "
+                                                       f"{keys[min(left)]} ({len(left)} of {len(keys)} keys).")
+        except BaseException as e:  # noqa: BLE001 - handed to the master
+            out.set_exception(e)
+            return
+        out.set_result(stats)
 
-        return _Chained(f, finish)
+    def _value_of(self, step_id: int, key: str, item):
+        """The value of a RecvTensorResponse (its chunks fetched here when it was announced)."""
+        if not item.total_bytes:
+            return wire.tensor_from_proto(item.tensor, key)
+        box = []
+        self._fetch_chunks(step_id, key, item, lambda value, err: box.append((value, err)))
+        value, err = box[0]
+        if err is not None:
+            raise err
+        return value
 
     def cleanup_graph_async(self, step_id: int, error: BaseException | None = None):
         req = worker_pb2.CleanupGraphRequest(step_id=step_id)
@@ -199,36 +229,4 @@ class RemoteWorker(TableClient, CollectiveClient):
 
     def close(self):
         self._client.close()
-
-
-class _Chained:
-    """A future whose result is ``fn(result of f)``."""
-
-    def __init__(self, f, fn):
-        from concurrent.futures import Future
-
-        self._out = Future()
-        self.rpc = f.rpc
-
-        def done(fut):
-            exc = fut.exception()
-            if exc is not None:
-                self._out.set_exception(exc)
-            else:
-                try:
-                    self._out.set_result(fn(fut.result()))
-                except BaseException as e:  # noqa: BLE001
-                    self._out.set_exception(e)
-
-        f.add_done_callback(done)
-
-    def add_done_callback(self, fn):
-        self._out.add_done_callback(fn)
-
-    def result(self, timeout=None):
-        return self._out.result(timeout)
-
-    def exception(self, timeout=None):
-        return self._out.exception(timeout)
-
 

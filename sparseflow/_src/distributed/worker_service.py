@@ -20,9 +20,12 @@ from sparseflow._src.distributed.rpc import error_from_status, status_code_of
 from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
+from sparseflow._src.runtime.threads import ElasticPool
 
-PROTOCOL_VERSION = 3  # 2: RunGraph returns the values of its request's reply_keys; 3: RecvTensorStream
-_MISSING = object()
+# 2: RunGraph returns the values of its request's reply_keys; 3: RecvTensorStream, RunGraph streams
+# the values of its request's stream_keys as they are sent
+PROTOCOL_VERSION = 3
+_RUN_POOL = ElasticPool("sparseflow-rungraph")  # runs a streaming RunGraph's graph while its handler streams
 
 
 def check_protocol(version: int, who: str):
@@ -143,24 +146,82 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         return worker_pb2.DeregisterGraphResponse()
 
     def RunGraph(self, req, context):
+        """Runs the step's graph; yields the values of ``req.stream_key`` as the graph sends them (the
+        graph runs on a pool thread meanwhile), then the last message with fetches and stats."""
         self._requests.track(req.request_id, "RunGraph")
         for sid in req.cleanup_step_ids:
             self.worker.cleanup_graph(sid)
         deadline = time.monotonic() + req.timeout_in_ms / 1000.0 if req.timeout_in_ms > 0 else None
         feeds = [wire.tensor_from_proto(t.tensor, t.name) for t in req.send]
         stats = [] if req.record_timeline else None
-        out = self.worker.run_graph(req.session_handle, req.graph_handle, req.step_id, feeds, deadline, None, stats)
-        resp = worker_pb2.RunGraphResponse()
+        keys = list(req.stream_key)
+
+        def run():
+            return self.worker.run_graph(req.session_handle, req.graph_handle, req.step_id, feeds, deadline, None,
+                                         stats)
+
+        if not keys:
+            yield self._last_response(req, run(), stats)
+            return
+        cond = threading.Condition()
+        arrived: list = []  # (position, value, error) not yet streamed
+        result: list = []  # (fetches, error) once the graph has run
+
+        def done(i, value, err):
+            with cond:
+                arrived.append((i, value, err))
+                cond.notify()
+
+        def run_and_tell():
+            try:
+                out = (run(), None)
+            except BaseException as e:  # noqa: BLE001 - raised in the handler
+                out = (None, e)
+            with cond:
+                result.append(out)
+                cond.notify()
+
+        callbacks = [lambda v, e, i=i: done(i, v, e) for i in range(len(keys))]
+        left = set(range(len(keys)))
+        table = self.worker.steps.get(req.step_id).rendezvous.local
+        try:
+            for key, callback in zip(keys, callbacks):
+                self.worker.recv_tensor_async(req.step_id, key, callback)
+            _RUN_POOL.submit(run_and_tell)
+            failed = None
+            while True:
+                with cond:
+                    while not arrived and not result:
+                        cond.wait()
+                    got, arrived[:] = sorted(arrived, key=lambda a: a[0]), []
+                    finished = bool(result)  # every send of the graph happened before: nothing arrives later
+                resp = worker_pb2.RunGraphResponse()
+                for i, value, err in got:
+                    if err is not None:
+                        failed = failed or err  # the step was aborted: the graph's own error names the op
+                        continue
+                    self._fill(resp.sent.add(), req.step_id, keys[i], value)
+                    resp.sent_index.append(i)
+                    left.discard(i)
+                if finished:
+                    out, err = result[0]
+                    if err is not None or failed is not None:
+                        raise err if err is not None else failed
+                    if left:
+                        raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
+                                                               f"{keys[min(left)]} to stream to the master.")
+                    yield self._last_response(req, out, stats, resp)
+                    return
+                if resp.sent_index:
+                    yield resp
+        finally:
+            for i in left:
+                table.cancel_recv(keys[i], callbacks[i])
+
+    def _last_response(self, req, out, stats, resp=None):
+        resp = worker_pb2.RunGraphResponse() if resp is None else resp
         for name, value in zip(req.recv_key, out or ()):
             wire.tensor_to_proto(value, resp.recv.add(name=name).tensor)
-        if req.reply_key:
-            table = self.worker.steps.get(req.step_id).rendezvous.local
-            for key in req.reply_key:
-                value = table.try_recv(key, _MISSING)
-                if value is _MISSING:
-                    raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
-                                                           f"{key} to return in the reply.")
-                wire.tensor_to_proto(value, resp.reply.add(name=key).tensor)
         if stats:
             from sparseflow._src.framework.proto.config_pb2 import RunMetadata
             from sparseflow._src.runtime.step_stats import fill_step_stats

@@ -19,9 +19,9 @@ Batches are formed per receiving device of a task with one device (a task of sev
 their plans concurrently, so positions do not order them): receives of other tasks are pulled one
 by one, all at once at the start of the step.
 
-The master's own task takes the receives that only signal "the sender's part of the step is done"
-(control edges at the end of a ps's updates) from the sender's ``RunGraph`` reply, which it waits
-for anyway: ``reply_receives``. That saves a ``RecvTensor`` call per such receive and step.
+The master's own task takes no part in this: every value another task sends it comes in the
+response stream of that task's ``RunGraph`` call as soon as it is sent (``streamed_receives``), so
+its receives cost no call at all. Batches serve the other tasks (a ps receiving gradients).
 
 Example:
     >>> recv_batches([], "/job:w/replica:0/task:0")
@@ -59,44 +59,21 @@ def recv_batches(order, task: str) -> list[list[str]]:
     return [g[1:] for src in sorted(batches) for g in batches[src] if len(g) > 2]
 
 
-def reply_receives(order, task: str) -> dict[str, list[str]]:
-    """Receives of ``task`` (the master's task) whose value its sender returns in the reply to the
-    step's ``RunGraph`` call instead of a ``RecvTensor`` call: sender task -> ``_Recv`` names.
+def streamed_receives(order, task: str) -> dict[str, list[str]]:
+    """Receives of ``task`` (the master's task) whose values come in the response stream of their
+    sender's ``RunGraph`` call, as the sender sends them, instead of with ``RecvTensor`` calls: every
+    ``_Recv`` of ``task`` from another task (that task runs a partition of the step, so the master
+    calls its ``RunGraph``); sender task -> ``_Recv`` names.
 
-    A receive qualifies when it only gates ``task``'s nodes (every consumer takes it as a control
-    input, directly or through ``Identity`` nodes: "the sender's updates are done") and nothing the
-    sender's partition waits for is at or after it on ``task`` (the reply comes once the sender's
-    whole partition has run).
-
-        >>> reply_receives([], "/job:w/replica:0/task:0")
+        >>> streamed_receives([], "/job:w/replica:0/task:0")
         {}
     """
-    mine = [n for n in order if task_of_device(n.device) == task]
-    if not mine or len({n.device for n in mine}) != 1:
-        return {}
-    pos, _sends, latest = _waits(order, task)
-    finished_after: dict[str, int] = {}  # other task -> latest node of `task` its partition waits for
-    for n in order:
-        t = task_of_device(n.device)
-        if t != task:
-            finished_after[t] = max(finished_after.get(t, -1), latest[n.name])
-    data_users: dict[str, list] = {}  # node -> nodes of `task` that take one of its outputs as data
-    for n in mine:
-        for name, _, control in map(parse_input, n.inputs):
-            if not control:
-                data_users.setdefault(name, []).append(n)
-
-    def gates_only(name, depth=0):  # its value only orders nodes (through Identity nodes at most)
-        return depth < 8 and all(u.op == "Identity" and gates_only(u.name, depth + 1)
-                                 for u in data_users.get(name, ()))
-
     out: dict[str, list[str]] = {}
-    for n in mine:
-        if n.op != "_Recv" or not gates_only(n.name):
-            continue
-        src = task_of_device(n.attrs["send_device"])
-        if src != task and finished_after.get(src, pos[n.name]) < pos[n.name]:
-            out.setdefault(src, []).append(n.name)
+    for n in order:
+        if n.op == "_Recv" and task_of_device(n.device) == task:
+            src = task_of_device(n.attrs["send_device"])
+            if src != task:
+                out.setdefault(src, []).append(n.name)
     return out
 
 

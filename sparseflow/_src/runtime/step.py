@@ -73,7 +73,7 @@ class WorkerRendezvous:
 
     def expect(self, keys):
         """``keys`` of other tasks arrive in the local table without a pull (the master delivers them
-        from their sender's RunGraph reply)."""
+        from their sender's RunGraph stream)."""
         self._prefetched.update(keys)
 
     def _pull_many(self, keys, land):
