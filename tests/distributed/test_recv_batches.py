@@ -1,6 +1,6 @@
-"""Remote receives travel in batches (one RecvTensorStream call) only when that cannot deadlock:
-gradients into the ps in one call, and a value the ps computes after the worker's gradients arrive
-never in the same call as what the worker needs before. The master's task pulls nothing: what
+"""A task's remote receives from one sender travel in one RecvTensorStream call (gradients into
+the ps), each value as it is sent, so even a round trip (a value the ps computes after the
+worker's gradients arrive) shares it without deadlock. The master's task pulls nothing: what
 another task sends it comes in that task's RunGraph stream."""
 
 import numpy as np
@@ -42,7 +42,7 @@ def test_reads_and_gradients_each_travel_in_one_call(cluster_2ps_2workers):
             assert ps_graph  # the three gradients (and the learning rate), one call
 
 
-def test_a_value_computed_after_the_workers_gradients_is_pulled_on_its_own(cluster_2ps_2workers):
+def test_a_value_computed_after_the_workers_gradients_arrives_in_the_same_step(cluster_2ps_2workers):
     _, servers = cluster_2ps_2workers
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, 2])
@@ -60,34 +60,33 @@ def test_a_value_computed_after_the_workers_gradients_is_pulled_on_its_own(clust
     np.testing.assert_allclose(w_after[:, 0], [0.5, 0.0])
 
 
-def test_the_planner_keeps_a_round_trip_out_of_a_batch():
+def test_a_tasks_receives_from_one_sender_share_one_stream_round_trips_included():
     from sparseflow._src.framework import dtypes
     from sparseflow._src.framework.ir import NodeIR
 
     w = "/job:worker/replica:0/task:0/device:CPU:0"
+    w1 = "/job:worker/replica:0/task:0/device:CPU:1"
     p = "/job:ps/replica:0/task:0/device:CPU:0"
+    q = "/job:ps/replica:0/task:1/device:CPU:0"
     f = dtypes.float32
 
-    def pair(name, src, dst, src_dev, dst_dev):
+    def pair(name, src, src_dev, dst_dev):
         a = {"tensor_name": name, "send_device": src_dev, "recv_device": dst_dev, "send_device_incarnation": 1}
         return (NodeIR(f"s_{name}", "_Send", [src], src_dev, dict(a, T=f)),
                 NodeIR(f"r_{name}", "_Recv", [], dst_dev, dict(a, tensor_type=f), [f]))
 
     v1 = NodeIR("v1", "Const", [], p, {}, [f])
-    v2 = NodeIR("v2", "Const", [], p, {}, [f])
-    s1, r1 = pair("a", "v1:0", None, p, w)
+    v2 = NodeIR("v2", "Const", [], q, {}, [f])
+    s1, r1 = pair("a", "v1:0", p, w)
     g = NodeIR("g", "Neg", ["r_a:0"], w, {}, [f])
-    s2, r2 = pair("g", "g:0", None, w, p)
-    late = NodeIR("late", "Add", ["v2:0", "r_g:0"], p, {}, [f])  # needs the worker's gradient
-    s3, r3 = pair("late", "late:0", None, p, w)
-    s4, r4 = pair("b", "v2:0", None, p, w)
-    order = [v1, v2, s1, s4, r1, r4, g, s2, r2, late, s3, r3]
-    batches = recv_batches(order, "/job:worker/replica:0/task:0")
-    assert batches == [["r_a", "r_b"]]  # r_late waits for the worker's own send: alone
-    # A send placed after the ps's receive of the gradient waits for it, data edge or not.
-    s5, r5 = pair("c", "v1:0", None, p, w)
-    order = [v1, v2, s1, s4, r1, r4, g, s2, r2, s5, late, s3, r5, r3]
-    assert recv_batches(order, "/job:worker/replica:0/task:0") == [["r_a", "r_b"], ["r_c", "r_late"]]
+    s2, r2 = pair("g", "g:0", w, p)
+    late = NodeIR("late", "Add", ["v1:0", "r_g:0"], p, {}, [f])  # needs the worker's gradient
+    s3, r3 = pair("late", "late:0", p, w1)  # to the worker's other device: same stream
+    s4, r4 = pair("b", "v2:0", q, w)  # the only receive from q: pulled alone
+    s5, r5 = pair("c", "v1:0", p, w)
+    order = [v1, v2, s1, s4, r1, r4, g, s2, r2, late, s3, r3, s5, r5]
+    assert recv_batches(order, "/job:worker/replica:0/task:0") == [["r_a", "r_late", "r_c"]]
+    assert recv_batches(order, "/job:ps/replica:0/task:0") == []
 
 
 def test_every_receive_of_the_masters_task_from_another_task_is_streamed():
@@ -145,3 +144,22 @@ def test_what_each_ps_sends_the_master_comes_in_its_run_graph_stream(cluster_2ps
     # Adam's first steps move every parameter by about the learning rate, against the gradient's sign
     np.testing.assert_allclose(w_now[:, 0], [1.0 - 1.5, 1.0 - 1.5], atol=1e-3)
     np.testing.assert_allclose(b_now, [-1.5], atol=1e-3)
+
+
+def test_a_ps_receives_a_round_trip_in_one_stream(cluster_2ps_2workers):
+    _, servers = cluster_2ps_2workers
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            x = tf.placeholder(tf.float32, [2])
+            h = x * 2.0
+        with tf.device("/job:ps/task:0"):
+            u = h + 1.0  # needs the worker's h
+        with tf.device("/job:worker/task:0"):
+            k = u * 3.0  # needs the ps's u
+        with tf.device("/job:ps/task:0"):
+            out = k + h  # h and k: one stream, k only after the ps sent u
+        with tf.Session(servers["worker:0"].target) as sess:
+            got = sess.run(out, {x: [1.0, 2.0]}, options=tf.RunOptions(timeout_in_ms=30000))
+            batches = [b for g in _registered(servers["ps:0"]) for b in g.remote_batches]
+    np.testing.assert_allclose(got, [(2.0 + 1.0) * 3.0 + 2.0, (4.0 + 1.0) * 3.0 + 4.0])
+    assert [len(b) for b in batches] == [2]
