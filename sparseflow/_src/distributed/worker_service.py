@@ -100,6 +100,50 @@ def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
     return error_from_status(code, status.message)
 
 
+class _Sent:
+    """The values this task sends under ``keys`` in one step, collected as they are sent (for a
+    streamed reply), and signals from other threads (the call ended, the graph has run)."""
+
+    def __init__(self, worker, step_id: int, keys: list):
+        self._worker, self._step_id, self._keys = worker, step_id, keys
+        self.table = worker.steps.get(step_id).rendezvous.local
+        self.left = set(range(len(keys)))  # positions not taken yet
+        self._cond = threading.Condition()
+        self._got: list = []  # (position, value, error) not taken yet
+        self._signals: list = []
+        self._callbacks = [lambda v, e, i=i: self._arrive(i, v, e) for i in range(len(keys))]
+
+    def start(self):
+        for key, callback in zip(self._keys, self._callbacks):
+            self._worker.recv_tensor_async(self._step_id, key, callback)
+
+    def _arrive(self, i, value, err):
+        with self._cond:
+            self._got.append((i, value, err))
+            self._cond.notify()
+
+    def signal(self, what):
+        with self._cond:
+            self._signals.append(what)
+            self._cond.notify()
+
+    def take(self, timeout: float | None = None) -> tuple[list, list]:
+        """Waits (up to ``timeout``) until something arrived or was signalled: ``(arrivals by position,
+        signals)``."""
+        with self._cond:
+            if not self._got and not self._signals:
+                self._cond.wait(timeout)
+            got, self._got = sorted(self._got, key=lambda a: a[0]), []
+            signals = list(self._signals)
+        self.left.difference_update(i for i, _, err in got if err is None)
+        return got, signals
+
+    def withdraw(self):
+        """Withdraws the waits for the keys not sent yet (the call is over)."""
+        for i in self.left:
+            self.table.cancel_recv(self._keys[i], self._callbacks[i])
+
+
 class WorkerServicer(TableServicer, CollectiveServicer):
     """Serves one task's ``Worker`` (see the module docstring); TablePull / TablePush come from
     ``TableServicer`` (table_service.py), the Collective* calls from ``CollectiveServicer``
@@ -163,38 +207,22 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         if not keys:
             yield self._last_response(req, run(), stats)
             return
-        cond = threading.Condition()
-        arrived: list = []  # (position, value, error) not yet streamed
-        result: list = []  # (fetches, error) once the graph has run
-
-        def done(i, value, err):
-            with cond:
-                arrived.append((i, value, err))
-                cond.notify()
+        sent = _Sent(self.worker, req.step_id, keys)
 
         def run_and_tell():
             try:
                 out = (run(), None)
             except BaseException as e:  # noqa: BLE001 - raised in the handler
                 out = (None, e)
-            with cond:
-                result.append(out)
-                cond.notify()
+            sent.signal(out)
 
-        callbacks = [lambda v, e, i=i: done(i, v, e) for i in range(len(keys))]
-        left = set(range(len(keys)))
-        table = self.worker.steps.get(req.step_id).rendezvous.local
         try:
-            for key, callback in zip(keys, callbacks):
-                self.worker.recv_tensor_async(req.step_id, key, callback)
+            sent.start()
             _RUN_POOL.submit(run_and_tell)
             failed = None
             while True:
-                with cond:
-                    while not arrived and not result:
-                        cond.wait()
-                    got, arrived[:] = sorted(arrived, key=lambda a: a[0]), []
-                    finished = bool(result)  # every send of the graph happened before: nothing arrives later
+                got, signals = sent.take()
+                finished = bool(signals)  # every send of the graph happened before: nothing arrives later
                 resp = worker_pb2.RunGraphResponse()
                 for i, value, err in got:
                     if err is not None:
@@ -202,21 +230,19 @@ class WorkerServicer(TableServicer, CollectiveServicer):
                         continue
                     self._fill(resp.sent.add(), req.step_id, keys[i], value)
                     resp.sent_index.append(i)
-                    left.discard(i)
                 if finished:
-                    out, err = result[0]
+                    out, err = signals[0]
                     if err is not None or failed is not None:
                         raise err if err is not None else failed
-                    if left:
+                    if sent.left:
                         raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
-                                                               f"{keys[min(left)]} to stream to the master.")
+                                                               f"{keys[min(sent.left)]} to stream to the master.")
                     yield self._last_response(req, out, stats, resp)
                     return
                 if resp.sent_index:
                     yield resp
         finally:
-            for i in left:
-                table.cancel_recv(keys[i], callbacks[i])
+            sent.withdraw()
 
     def _last_response(self, req, out, stats, resp=None):
         resp = worker_pb2.RunGraphResponse() if resp is None else resp
@@ -267,48 +293,27 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         keys = list(req.rendezvous_key)
         if not keys:
             return
-        table = self.worker.steps.get(req.step_id).rendezvous.local
-        cond = threading.Condition()
-        arrived: list = []  # (position, value, error) not yet streamed
-        ended = []  # set when the call ends early (the receiver cancelled it or went away)
-
-        def done(i, value, err):
-            with cond:
-                arrived.append((i, value, err))
-                cond.notify()
-
-        def call_ended():
-            with cond:
-                ended.append(True)
-                cond.notify()
-
-        callbacks = [lambda v, e, i=i: done(i, v, e) for i in range(len(keys))]
-        if not context.add_callback(call_ended):
+        sent = _Sent(self.worker, req.step_id, keys)
+        if not context.add_callback(lambda: sent.signal("ended")):
             return
-        left = set(range(len(keys)))
         try:
-            for key, callback in zip(keys, callbacks):
-                self.worker.recv_tensor_async(req.step_id, key, callback)
-            while left:
-                with cond:
-                    while not arrived and not ended:
-                        if not cond.wait(5.0) and not context.is_active():
-                            ended.append(True)
-                    got, arrived[:] = sorted(arrived, key=lambda a: a[0]), []
-                if ended:  # the receiver gave up (its step was aborted or it died)
-                    table.abort(errors.CancelledError(None, None, f"The receiver of {keys[0]} went away."))
+            sent.start()
+            while sent.left:
+                got, signals = sent.take(5.0)
+                if signals or (not got and not context.is_active()):  # the receiver cancelled or went away
+                    sent.table.abort(errors.CancelledError(None, None, f"The receiver of {keys[0]} went away."))
                     return
+                if not got:
+                    continue
                 resp = worker_pb2.RecvTensorsResponse()
                 for i, value, err in got:
                     if err is not None:
                         raise err
                     self._fill(resp.tensor.add(), req.step_id, keys[i], value)
                     resp.index.append(i)
-                    left.discard(i)
                 yield resp
         finally:
-            for i in left:
-                table.cancel_recv(keys[i], callbacks[i])
+            sent.withdraw()
 
     def _wait_for(self, step_id: int, keys: list, context, any_ready: bool = False) -> list:
         """``(position, value)`` of the values this task sends under ``keys`` in ``step_id``, once
