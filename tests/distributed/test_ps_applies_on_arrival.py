@@ -218,7 +218,7 @@ def test_a_stream_of_receives_sends_one_message_per_arrival_and_ends_with_the_la
     ps.cleanup_graph(step)
 
 
-def test_a_stream_whose_receiver_goes_away_aborts_the_step_on_the_sender(cluster_1ps_1worker):
+def test_a_stream_whose_receiver_goes_away_ends_without_failing_the_senders_step(cluster_1ps_1worker):
     _, servers = cluster_1ps_1worker
     ps = servers["ps:0"].worker
     service = WorkerServicer(ps)
@@ -230,8 +230,11 @@ def test_a_stream_whose_receiver_goes_away_aborts_the_step_on_the_sender(cluster
     threading.Timer(0.2, ctx.end).start()
     with pytest.raises(StopIteration):
         next(stream)
-    with pytest.raises(errors.CancelledError, match="went away"):
-        ps.steps.get(step).rendezvous.local.send(keys[0], np.float32(1))
+    # the receiver's step failed with its own error, which the master hands every task (not a
+    # "went away" that could win the race); the waits were withdrawn: a later send stays in the table
+    table = ps.steps.get(step).rendezvous.local
+    table.send(keys[0], np.float32(1))
+    assert table.try_recv(keys[0]) == 1.0
     ps.cleanup_graph(step)
 
 

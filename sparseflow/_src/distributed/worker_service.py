@@ -300,8 +300,9 @@ class WorkerServicer(TableServicer, CollectiveServicer):
             sent.start()
             while sent.left:
                 got, signals = sent.take(5.0)
-                if signals or (not got and not context.is_active()):  # the receiver cancelled or went away
-                    sent.table.abort(errors.CancelledError(None, None, f"The receiver of {keys[0]} went away."))
+                if signals or (not got and not context.is_active()):
+                    # The receiver cancelled (its step failed: the master ends the step here with that
+                    # step's first error) or went away (the master learns it from the receiver's RunGraph).
                     return
                 if not got:
                     continue
