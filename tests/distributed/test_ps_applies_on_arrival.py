@@ -175,3 +175,76 @@ def test_an_any_ready_reply_names_what_it_brings_and_leaves_the_rest_for_the_nex
     t.join(10)
     assert len(out[0].tensor) == 2 and list(out[0].index) == []
     ps.cleanup_graph(step)
+
+
+class _StreamContext(_Context):
+    def __init__(self):
+        self.callbacks = []
+        self.active = True
+
+    def is_active(self):
+        return self.active
+
+    def add_callback(self, fn):
+        self.callbacks.append(fn)
+        return True
+
+    def end(self):
+        self.active = False
+        for fn in self.callbacks:
+            fn()
+
+
+def test_a_stream_of_receives_sends_one_message_per_arrival_and_ends_with_the_last_key(cluster_1ps_1worker):
+    _, servers = cluster_1ps_1worker
+    ps = servers["ps:0"].worker
+    service = WorkerServicer(ps)
+    inc = ps.devices.incarnations[B]
+    keys = [create_key(B, inc, A, n) for n in ("a", "b", "c")]
+    step = 93
+    table = ps.steps.get(step).rendezvous.local
+    table.send(keys[1], np.float32(2))
+    stream = service.RecvTensorStream(worker_pb2.RecvTensorsRequest(step_id=step, rendezvous_key=keys,
+                                                                    request_id=1), _StreamContext())
+    first = next(stream)
+    assert list(first.index) == [1] and len(first.tensor) == 1
+    table.send(keys[2], np.float32(3))
+    table.send(keys[0], np.float32(1))
+    second = next(stream)  # both arrived by then: one message, positions ascending
+    assert list(second.index) == [0, 2] and len(second.tensor) == 2
+    assert [float(np.frombuffer(t.tensor.tensor_content, np.float32)[0]) for t in second.tensor] == [1.0, 3.0]
+    with pytest.raises(StopIteration):
+        next(stream)
+    ps.cleanup_graph(step)
+
+
+def test_a_stream_whose_receiver_goes_away_ends_without_failing_the_senders_step(cluster_1ps_1worker):
+    _, servers = cluster_1ps_1worker
+    ps = servers["ps:0"].worker
+    service = WorkerServicer(ps)
+    keys = [create_key(B, ps.devices.incarnations[B], A, n) for n in ("a", "b")]
+    step = 94
+    ctx = _StreamContext()
+    stream = service.RecvTensorStream(worker_pb2.RecvTensorsRequest(step_id=step, rendezvous_key=keys,
+                                                                    request_id=1), ctx)
+    threading.Timer(0.2, ctx.end).start()
+    with pytest.raises(StopIteration):
+        next(stream)
+    # the receiver's step failed with its own error, which the master hands every task (not a
+    # "went away" that could win the race); the waits were withdrawn: a later send stays in the table
+    table = ps.steps.get(step).rendezvous.local
+    table.send(keys[0], np.float32(1))
+    assert table.try_recv(keys[0]) == 1.0
+    ps.cleanup_graph(step)
+
+
+def test_a_stream_for_a_restarted_sender_fails_naming_the_key(cluster_1ps_1worker):
+    _, servers = cluster_1ps_1worker
+    ps = servers["ps:0"].worker
+    service = WorkerServicer(ps)
+    stale = create_key(B, ps.devices.incarnations[B] ^ 1, A, "a")
+    stream = service.RecvTensorStream(worker_pb2.RecvTensorsRequest(step_id=95, rendezvous_key=[stale],
+                                                                    request_id=1), _StreamContext())
+    with pytest.raises(errors.AbortedError, match="has restarted"):
+        next(stream)
+    ps.cleanup_graph(95)

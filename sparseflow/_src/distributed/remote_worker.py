@@ -1,7 +1,8 @@
 """The worker interface of another task, over gRPC (what masters and rendezvous call).
 
 It offers the calls an in-process ``runtime.worker.Worker`` offers the master, with futures for
-the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``, and the
+the per-step ones: ``run_graph_async``, ``cleanup_graph_async``, ``recv_tensor_async``,
+``recv_tensors_async`` (a batch of keys in one streamed call, each value as it is sent), and the
 embedding-table shards' ``table_pull_async`` / ``table_push_async`` (table_service.py). Every
 call has a deadline; a task that cannot be reached is an ``UnavailableError`` naming it.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from sparseflow._src.runtime.threads import ElasticPool
 _SERVICE = worker_service_pb2.DESCRIPTOR.services_by_name["WorkerService"]
 _request_ids = itertools.count(secrets.randbits(40) << 20)
 _CHUNK_POOL = ElasticPool("sparseflow-chunks")
+_STREAM_POOL = ElasticPool("sparseflow-streams")  # one thread per RecvTensorStream in flight takes its messages
 
 
 class RemoteWorker(TableClient, CollectiveClient):
@@ -77,31 +80,60 @@ class RemoteWorker(TableClient, CollectiveClient):
                                                                                  graph_handle=graph_handle), 10.0)
 
     def run_graph_async(self, handle: str, graph_handle: str, step_id: int, deadline: float | None,
-                        trace: bool = False, cleanup_step_ids=(), reply_keys=(), deliver=None):
-        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``).
-        ``reply_keys``: rendezvous keys this task sends to the caller's task in the step, returned in
-        the reply and handed to ``deliver([(key, value), ...])`` before the future completes."""
+                        trace: bool = False, cleanup_step_ids=(), stream_keys=(), deliver=None) -> Future:
+        """A future of the step's stats (a list of DeviceStepStats protos, empty unless ``trace``), with
+        ``.rpc.cancel()``. ``stream_keys``: rendezvous keys this task sends to the caller's task in the
+        step; the response stream brings their values as they are sent, handed to
+        ``deliver([(key, value), ...])`` (all of them before the future completes)."""
         req = worker_pb2.RunGraphRequest(session_handle=handle, graph_handle=graph_handle, step_id=step_id,
                                          record_timeline=trace, request_id=next(_request_ids))
         req.cleanup_step_ids.extend(cleanup_step_ids)
-        reply_keys = list(reply_keys)
-        req.reply_key.extend(reply_keys)
+        keys = list(stream_keys)
+        req.stream_key.extend(keys)
         timeout = None
         if deadline is not None:
             left = deadline - time.monotonic()
             req.timeout_in_ms = max(1, int(left * 1000))
             timeout = max(0.001, left) + 5.0  # the worker reports the deadline itself, naming the op
-        f = self._client.future("RunGraph", req, timeout)
+        out: Future = Future()
+        out.rpc = self._client.stream("RunGraph", req, timeout)
+        _STREAM_POOL.submit(self._take_run_graph, step_id, keys, out.rpc, deliver, out)
+        return out
 
-        def finish(resp):
-            if reply_keys:
-                if [t.name for t in resp.reply] != reply_keys:
-                    raise errors.InternalError(None, None, f"RunGraph on {self.task} replied {len(resp.reply)} "
-                                                           f"values for {len(reply_keys)} reply keys.")
-                deliver([(t.name, wire.tensor_from_proto(t.tensor, t.name)) for t in resp.reply])
-            return list(resp.step_stats.dev_stats)
+    def _take_run_graph(self, step_id: int, keys: list, call, deliver, out: Future):
+        left = set(range(len(keys)))
+        stats = []
+        try:
+            for resp in call:
+                idx = list(resp.sent_index)
+                if len(idx) != len(resp.sent) or len(set(idx)) != len(idx) or not left.issuperset(idx):
+                    raise errors.InternalError(None, None, f"RunGraph on {self.task} streamed {len(resp.sent)} "
+                                                           f"values naming positions {idx[:8]} of {len(keys)} "
+                                                           f"stream keys ({len(left)} not yet sent).")
+                left.difference_update(idx)
+                values = [(keys[i], self._value_of(step_id, keys[i], item)) for i, item in zip(idx, resp.sent)]
+                if values:
+                    deliver(values)
+                if resp.HasField("step_stats"):
+                    stats = list(resp.step_stats.dev_stats)
+            if left:
+                raise errors.InternalError(None, None, f"RunGraph on {self.task} ended without streaming "
+                                                       f"{keys[min(left)]} ({len(left)} of {len(keys)} keys).")
+        except BaseException as e:  # noqa: BLE001 - handed to the master
+            out.set_exception(e)
+            return
+        out.set_result(stats)
 
-        return _Chained(f, finish)
+    def _value_of(self, step_id: int, key: str, item):
+        """The value of a RecvTensorResponse (its chunks fetched here when it was announced)."""
+        if not item.total_bytes:
+            return wire.tensor_from_proto(item.tensor, key)
+        box = []
+        self._fetch_chunks(step_id, key, item, lambda value, err: box.append((value, err)))
+        value, err = box[0]
+        if err is not None:
+            raise err
+        return value
 
     def cleanup_graph_async(self, step_id: int, error: BaseException | None = None):
         req = worker_pb2.CleanupGraphRequest(step_id=step_id)
@@ -143,50 +175,38 @@ class RemoteWorker(TableClient, CollectiveClient):
         f.add_done_callback(done)
         return lambda: f.rpc.cancel()
 
-    def recv_tensors_async(self, step_id: int, keys, callback, any_ready: bool = False):
-        """Pulls several keys of ``step_id`` in one call; ``callback(key, value, error)`` per key (one
-        call with the error if the pull fails); returns a cancel function. ``any_ready``: each value
-        as soon as this task has sent it (a call returns the ones sent by then; the next call asks for
-        the others)."""
+    def recv_tensors_async(self, step_id: int, keys, callback):
+        """Pulls several keys of ``step_id`` in one streamed call (RecvTensorStream), each value as
+        soon as this task has sent it; ``callback(key, value, error)`` per key (one call with the
+        error if the pull fails); returns a cancel function."""
         keys = list(keys)
-        current = []  # the call in flight
+        req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=keys, request_id=next(_request_ids))
+        call = self._client.stream("RecvTensorStream", req, None)
+        _STREAM_POOL.submit(self._take_stream, step_id, keys, call, callback)
+        return call.cancel
 
-        def call(wanted):
-            req = worker_pb2.RecvTensorsRequest(step_id=step_id, rendezvous_key=wanted, any_ready=any_ready,
-                                                request_id=next(_request_ids))
-            f = self._client.future("RecvTensors", req, None)
-            current[:] = [f]
-            f.add_done_callback(lambda fut: done(fut, wanted))
-
-        def done(fut, wanted):
-            try:
-                resp = fut.result()
-                idx = list(resp.index) if any_ready and resp.index else range(len(wanted))
-                got = [wanted[i] for i in idx if 0 <= i < len(wanted)]
-                if len(resp.tensor) != len(got) or len(set(got)) != len(got) or not got:
-                    raise errors.InternalError(None, None, f"RecvTensors from {self.task}: {len(resp.tensor)} "
-                                                           f"tensors for {len(wanted)} keys.")
-            except BaseException as e:  # noqa: BLE001 - handed to the receiver
-                callback(wanted[0], None, e)
-                return
-            taken = set(got)
-            rest = [k for k in wanted if k not in taken]
-            if rest:
-                call(rest)
-            for key, item in zip(got, resp.tensor):
-                if item.total_bytes:
-                    _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
-                                       lambda v, e, key=key: callback(key, v, e))
-                    continue
-                try:
-                    value = wire.tensor_from_proto(item.tensor, key)
-                except errors.OpError as e:
-                    callback(key, None, e)
-                    return
-                callback(key, value, None)
-
-        call(keys)
-        return lambda: current[0].rpc.cancel()
+    def _take_stream(self, step_id: int, keys: list, call, callback):
+        left = set(range(len(keys)))
+        try:
+            for resp in call:
+                idx = list(resp.index)
+                if len(idx) != len(resp.tensor) or not idx or len(set(idx)) != len(idx) or not left.issuperset(idx):
+                    raise errors.InternalError(None, None, f"RecvTensorStream from {self.task}: a message of "
+                                                           f"{len(resp.tensor)} tensors names positions {idx[:8]} "
+                                                           f"of {len(keys)} keys ({len(left)} not yet sent).")
+                left.difference_update(idx)
+                for i, item in zip(idx, resp.tensor):
+                    key = keys[i]
+                    if item.total_bytes:
+                        _CHUNK_POOL.submit(self._fetch_chunks, step_id, key, item,
+                                           lambda v, e, key=key: callback(key, v, e))
+                        continue
+                    callback(key, wire.tensor_from_proto(item.tensor, key), None)
+            if left:
+                raise errors.InternalError(None, None, f"RecvTensorStream from {self.task} ended with {len(left)} of "
+                                                       f"{len(keys)} keys not sent (first: {keys[min(left)]}).")
+        except BaseException as e:  # noqa: BLE001 - handed to the receiver
+            callback(keys[min(left)] if left else keys[0], None, e)
 
     def _fetch_chunks(self, step_id: int, key: str, resp, callback):
         """Assembles a chunked tensor (RecvTensorChunk calls, two in flight)."""
@@ -209,36 +229,4 @@ class RemoteWorker(TableClient, CollectiveClient):
 
     def close(self):
         self._client.close()
-
-
-class _Chained:
-    """A future whose result is ``fn(result of f)``."""
-
-    def __init__(self, f, fn):
-        from concurrent.futures import Future
-
-        self._out = Future()
-        self.rpc = f.rpc
-
-        def done(fut):
-            exc = fut.exception()
-            if exc is not None:
-                self._out.set_exception(exc)
-            else:
-                try:
-                    self._out.set_result(fn(fut.result()))
-                except BaseException as e:  # noqa: BLE001
-                    self._out.set_exception(e)
-
-        f.add_done_callback(done)
-
-    def add_done_callback(self, fn):
-        self._out.add_done_callback(fn)
-
-    def result(self, timeout=None):
-        return self._out.result(timeout)
-
-    def exception(self, timeout=None):
-        return self._out.exception(timeout)
-
 

@@ -1,11 +1,12 @@
 """gRPC plumbing: services served and called through their proto descriptors, errors as status codes.
 
 - ``add_service(server, service_descriptor, servicer)`` serves every RPC of a service by calling
-  ``servicer.<RpcName>(request)``; a method that raises an ``OpError`` answers with its canonical
-  code and message (TensorFlow's codes are gRPC's). Requests are parsed by protobuf only: nothing
-  received is unpickled or executed.
+  ``servicer.<RpcName>(request)`` (a generator of the responses for a server-streaming RPC); a
+  method that raises an ``OpError`` answers with its canonical code and message (TensorFlow's codes
+  are gRPC's). Requests are parsed by protobuf only: nothing received is unpickled or executed.
 - ``Client(address, service_descriptor, ...)`` calls them: ``client.call("RunGraph", request,
-  timeout)`` and ``client.future(...)``; gRPC failures become ``OpError``s naming the task
+  timeout)``, ``client.future(...)`` and, for a server-streaming RPC, ``client.stream(...)`` (an
+  iterable of the responses, with ``cancel()``); gRPC failures become ``OpError``s naming the task
   (``UnavailableError`` when it cannot be reached).
 - Every call has a deadline. An optional shared token travels as call metadata and is checked by
   the server before any servicer runs; TLS uses gRPC's credentials (``Security``).
@@ -136,6 +137,11 @@ def add_service(server, service, servicer) -> None:
     for method in service.methods:
         req_cls = message_factory.GetMessageClass(method.input_type)
         fn = getattr(servicer, method.name)
+        if method.server_streaming:  # the servicer method is a generator of the responses
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
+                _wrap_stream(fn, method.name), request_deserializer=req_cls.FromString,
+                response_serializer=lambda m: m.SerializeToString())
+            continue
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             _wrap(fn, method.name), request_deserializer=req_cls.FromString,
             response_serializer=lambda m: m.SerializeToString())
@@ -146,6 +152,18 @@ def _wrap(fn, name):
     def handle(request, context):
         try:
             return fn(request, context)
+        except errors.OpError as e:
+            context.abort(status_code_of(e), e.message)
+        except (ValueError, TypeError, KeyError) as e:  # a malformed request
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{name}: {type(e).__name__}: {e}")
+
+    return handle
+
+
+def _wrap_stream(fn, name):
+    def handle(request, context):
+        try:
+            yield from fn(request, context)
         except errors.OpError as e:
             context.abort(status_code_of(e), e.message)
         except (ValueError, TypeError, KeyError) as e:  # a malformed request
@@ -171,7 +189,8 @@ class Client:
         self._stubs = {}
         for method in service.methods:
             resp_cls = message_factory.GetMessageClass(method.output_type)
-            self._stubs[method.name] = self._channel.unary_unary(
+            kind = self._channel.unary_stream if method.server_streaming else self._channel.unary_unary
+            self._stubs[method.name] = kind(
                 f"/{service.full_name}/{method.name}", request_serializer=lambda m: m.SerializeToString(),
                 response_deserializer=resp_cls.FromString)
         self._lock = threading.Lock()
@@ -202,6 +221,10 @@ class Client:
         out.rpc = call
         return out
 
+    def stream(self, method: str, request, timeout: float | None = DEFAULT_RPC_TIMEOUT) -> Stream:
+        """A server-streaming call: iterate it for the responses (errors translated); ``cancel()``."""
+        return Stream(self, method, self._stubs[method](request, timeout=timeout, metadata=self._metadata))
+
     def _error(self, method: str, e: grpc.RpcError) -> errors.OpError:
         code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
         details = (e.details() if hasattr(e, "details") else str(e)) or ""
@@ -216,3 +239,23 @@ class Client:
 
     def close(self):
         self._channel.close()
+
+
+class Stream:
+    """The responses of a server-streaming call (``Client.stream``); gRPC failures become
+    ``OpError``s naming the task, as in ``Client.call``."""
+
+    def __init__(self, client: Client, method: str, call):
+        self._client, self._method, self._call = client, method, call
+
+    def __iter__(self):
+        try:
+            yield from self._call
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.CANCELLED:
+                raise errors.CancelledError(None, None, f"{self._method} to {self._client.peer} was "
+                                                        f"cancelled.") from None
+            raise self._client._error(self._method, e) from None
+
+    def cancel(self):
+        self._call.cancel()

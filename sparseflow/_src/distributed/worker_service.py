@@ -20,9 +20,12 @@ from sparseflow._src.distributed.rpc import error_from_status, status_code_of
 from sparseflow._src.distributed.table_service import TableServicer
 from sparseflow._src.framework import errors
 from sparseflow._src.runtime.plan import FEED_OP, FETCH_OP
+from sparseflow._src.runtime.threads import ElasticPool
 
-PROTOCOL_VERSION = 2  # 2: RunGraph returns the values of its request's reply_keys
-_MISSING = object()
+# 2: RunGraph returns the values of its request's reply_keys; 3: RecvTensorStream, RunGraph streams
+# the values of its request's stream_keys as they are sent
+PROTOCOL_VERSION = 3
+_RUN_POOL = ElasticPool("sparseflow-rungraph")  # runs a streaming RunGraph's graph while its handler streams
 
 
 def check_protocol(version: int, who: str):
@@ -97,6 +100,50 @@ def error_from_proto(status: worker_pb2.ErrorStatus) -> errors.OpError:
     return error_from_status(code, status.message)
 
 
+class _Sent:
+    """The values this task sends under ``keys`` in one step, collected as they are sent (for a
+    streamed reply), and signals from other threads (the call ended, the graph has run)."""
+
+    def __init__(self, worker, step_id: int, keys: list):
+        self._worker, self._step_id, self._keys = worker, step_id, keys
+        self.table = worker.steps.get(step_id).rendezvous.local
+        self.left = set(range(len(keys)))  # positions not taken yet
+        self._cond = threading.Condition()
+        self._got: list = []  # (position, value, error) not taken yet
+        self._signals: list = []
+        self._callbacks = [lambda v, e, i=i: self._arrive(i, v, e) for i in range(len(keys))]
+
+    def start(self):
+        for key, callback in zip(self._keys, self._callbacks):
+            self._worker.recv_tensor_async(self._step_id, key, callback)
+
+    def _arrive(self, i, value, err):
+        with self._cond:
+            self._got.append((i, value, err))
+            self._cond.notify()
+
+    def signal(self, what):
+        with self._cond:
+            self._signals.append(what)
+            self._cond.notify()
+
+    def take(self, timeout: float | None = None) -> tuple[list, list]:
+        """Waits (up to ``timeout``) until something arrived or was signalled: ``(arrivals by position,
+        signals)``."""
+        with self._cond:
+            if not self._got and not self._signals:
+                self._cond.wait(timeout)
+            got, self._got = sorted(self._got, key=lambda a: a[0]), []
+            signals = list(self._signals)
+        self.left.difference_update(i for i, _, err in got if err is None)
+        return got, signals
+
+    def withdraw(self):
+        """Withdraws the waits for the keys not sent yet (the call is over)."""
+        for i in self.left:
+            self.table.cancel_recv(self._keys[i], self._callbacks[i])
+
+
 class WorkerServicer(TableServicer, CollectiveServicer):
     """Serves one task's ``Worker`` (see the module docstring); TablePull / TablePush come from
     ``TableServicer`` (table_service.py), the Collective* calls from ``CollectiveServicer``
@@ -143,24 +190,64 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         return worker_pb2.DeregisterGraphResponse()
 
     def RunGraph(self, req, context):
+        """Runs the step's graph; yields the values of ``req.stream_key`` as the graph sends them (the
+        graph runs on a pool thread meanwhile), then the last message with fetches and stats."""
         self._requests.track(req.request_id, "RunGraph")
         for sid in req.cleanup_step_ids:
             self.worker.cleanup_graph(sid)
         deadline = time.monotonic() + req.timeout_in_ms / 1000.0 if req.timeout_in_ms > 0 else None
         feeds = [wire.tensor_from_proto(t.tensor, t.name) for t in req.send]
         stats = [] if req.record_timeline else None
-        out = self.worker.run_graph(req.session_handle, req.graph_handle, req.step_id, feeds, deadline, None, stats)
-        resp = worker_pb2.RunGraphResponse()
+        keys = list(req.stream_key)
+
+        def run():
+            return self.worker.run_graph(req.session_handle, req.graph_handle, req.step_id, feeds, deadline, None,
+                                         stats)
+
+        if not keys:
+            yield self._last_response(req, run(), stats)
+            return
+        sent = _Sent(self.worker, req.step_id, keys)
+
+        def run_and_tell():
+            try:
+                out = (run(), None)
+            except BaseException as e:  # noqa: BLE001 - raised in the handler
+                out = (None, e)
+            sent.signal(out)
+
+        try:
+            sent.start()
+            _RUN_POOL.submit(run_and_tell)
+            failed = None
+            while True:
+                got, signals = sent.take()
+                finished = bool(signals)  # every send of the graph happened before: nothing arrives later
+                resp = worker_pb2.RunGraphResponse()
+                for i, value, err in got:
+                    if err is not None:
+                        failed = failed or err  # the step was aborted: the graph's own error names the op
+                        continue
+                    self._fill(resp.sent.add(), req.step_id, keys[i], value)
+                    resp.sent_index.append(i)
+                if finished:
+                    out, err = signals[0]
+                    if err is not None or failed is not None:
+                        raise err if err is not None else failed
+                    if sent.left:
+                        raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
+                                                               f"{keys[min(sent.left)]} to stream to the master.")
+                    yield self._last_response(req, out, stats, resp)
+                    return
+                if resp.sent_index:
+                    yield resp
+        finally:
+            sent.withdraw()
+
+    def _last_response(self, req, out, stats, resp=None):
+        resp = worker_pb2.RunGraphResponse() if resp is None else resp
         for name, value in zip(req.recv_key, out or ()):
             wire.tensor_to_proto(value, resp.recv.add(name=name).tensor)
-        if req.reply_key:
-            table = self.worker.steps.get(req.step_id).rendezvous.local
-            for key in req.reply_key:
-                value = table.try_recv(key, _MISSING)
-                if value is _MISSING:
-                    raise errors.InternalError(None, None, f"RunGraph on {self.worker.task}: the step sent no "
-                                                           f"{key} to return in the reply.")
-                wire.tensor_to_proto(value, resp.reply.add(name=key).tensor)
         if stats:
             from sparseflow._src.framework.proto.config_pb2 import RunMetadata
             from sparseflow._src.runtime.step_stats import fill_step_stats
@@ -198,6 +285,36 @@ class WorkerServicer(TableServicer, CollectiveServicer):
         if len(got) < len(keys):
             resp.index.extend(i for i, _ in got)
         return resp
+
+    def RecvTensorStream(self, req, context):
+        """Yields a RecvTensorsResponse whenever some of the request's keys were sent (every key sent
+        by then, ``index`` naming them), until every key was."""
+        self._requests.track(req.request_id, "RecvTensorStream")
+        keys = list(req.rendezvous_key)
+        if not keys:
+            return
+        sent = _Sent(self.worker, req.step_id, keys)
+        if not context.add_callback(lambda: sent.signal("ended")):
+            return
+        try:
+            sent.start()
+            while sent.left:
+                got, signals = sent.take(5.0)
+                if signals or (not got and not context.is_active()):
+                    # The receiver cancelled (its step failed: the master ends the step here with that
+                    # step's first error) or went away (the master learns it from the receiver's RunGraph).
+                    return
+                if not got:
+                    continue
+                resp = worker_pb2.RecvTensorsResponse()
+                for i, value, err in got:
+                    if err is not None:
+                        raise err
+                    self._fill(resp.tensor.add(), req.step_id, keys[i], value)
+                    resp.index.append(i)
+                yield resp
+        finally:
+            sent.withdraw()
 
     def _wait_for(self, step_id: int, keys: list, context, any_ready: bool = False) -> list:
         """``(position, value)`` of the values this task sends under ``keys`` in ``step_id``, once

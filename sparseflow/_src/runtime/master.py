@@ -36,7 +36,7 @@ from sparseflow._src.passes.context import PassContext
 from sparseflow._src.passes.pipeline import run_pipeline
 from sparseflow._src.runtime.partial_run import PartialRun, no_setup_message
 from sparseflow._src.runtime.plan import Plan
-from sparseflow._src.runtime.recv_batches import recv_batches, reply_receives
+from sparseflow._src.runtime.recv_batches import recv_batches, streamed_receives
 from sparseflow._src.runtime.step import task_of_device
 
 
@@ -91,13 +91,13 @@ class GraphSource:
 class TaskPart:
     """One task's registered share of a signature, and the worker interface that runs it."""
 
-    __slots__ = ("task", "worker", "graph_handle", "reply_keys")
+    __slots__ = ("task", "worker", "graph_handle", "stream_keys")
 
-    def __init__(self, task, worker, graph_handle, reply_keys=()):
+    def __init__(self, task, worker, graph_handle, stream_keys=()):
         self.task = task
         self.worker = worker
         self.graph_handle = graph_handle
-        self.reply_keys = list(reply_keys)  # keys its RunGraph reply brings to the master's task
+        self.stream_keys = list(stream_keys)  # keys its RunGraph stream brings to the master's task
 
 
 class ClientGraph:
@@ -153,7 +153,7 @@ class ClientGraph:
         trace = stats is not None
         futures = []
         cleanup = m.take_cleanups()
-        def deliver(values):  # a sender's RunGraph reply: values the local partition receives
+        def deliver(values):  # from a sender's RunGraph stream: values the local partition receives
             table = worker.steps.get(step_id).rendezvous.local
             for key, value in values:
                 try:
@@ -163,7 +163,7 @@ class ClientGraph:
 
         for part in self.remote:
             f = part.worker.run_graph_async(m.handle, part.graph_handle, step_id, deadline, trace,
-                                            cleanup.get(part.task, ()), part.reply_keys, deliver)
+                                            cleanup.get(part.task, ()), part.stream_keys, deliver)
             f.add_done_callback(lambda f, part=part: f.exception() is not None and failed(f.exception(), part))
             futures.append((part, f))
         out = None
@@ -288,18 +288,18 @@ class MasterSession:
         fetch_nodes = [f"_fetch_{i}" for i in range(len(fetches))]
         local_nodes = by_task.pop(local_task, [])
         worker = self.env.local_worker
-        replied = [name for names in reply_receives(order, local_task).values() for name in names]
+        streamed = [name for names in streamed_receives(order, local_task).values() for name in names]
         gh = worker.register_graph(self.handle, local_nodes, ir.library, feed_nodes, fetch_nodes,
-                                   recv_batches(order, local_task), replied)
+                                   recv_batches(order, local_task), streamed)
         local = TaskPart(local_task, worker, gh)
-        reply_keys = worker.graph(self.handle, gh).reply_keys
+        stream_keys = worker.graph(self.handle, gh).stream_keys
         _refuse_client_only_nodes(by_task, local_task)
         remote = []
         for task, nodes in sorted(by_task.items()):
             iface = self.env.worker(task)
             remote.append(TaskPart(task, iface, iface.register_graph(self.handle, nodes, ir.library, ir.versions,
                                                                      recv_batches(order, task)),
-                                   reply_keys.get(task, ())))
+                                   stream_keys.get(task, ())))
         parts: dict[str, list] = {}
         for n in order:
             parts.setdefault(n.device, []).append(n)

@@ -46,7 +46,7 @@ class PartitionGraph:
     """The partitions one task runs for one signature (see the module docstring)."""
 
     def __init__(self, nodes: list[NodeIR], library: dict, feed_nodes: list[str], fetch_nodes: list[str],
-                 devices, session, recv_batches=(), replied=()):
+                 devices, session, recv_batches=(), streamed=()):
         by_device: dict[str, list[NodeIR]] = {}
         main = None
         for n in nodes:
@@ -62,12 +62,12 @@ class PartitionGraph:
         self.needs_context = bool(self.others) or self.main.plan.needs_context
         self.nodes = nodes
         # Pulled from other tasks when a step starts: batches in one call each, the others one by one;
-        # the receives in `replied` (names) come with their sender's RunGraph reply, through the master:
-        # reply_keys is sender task -> their rendezvous keys.
-        self.reply_keys = _reply_keys(nodes, replied)
-        self.replied = [k for keys in self.reply_keys.values() for k in keys]
-        replied = set(replied)
-        self.remote_batches = _remote_recv_batches([n for n in nodes if n.name not in replied], recv_batches)
+        # the receives in `streamed` (names) come in their sender's RunGraph stream, through the master:
+        # stream_keys is sender task -> their rendezvous keys.
+        self.stream_keys = _stream_keys(nodes, streamed)
+        self.streamed = [k for keys in self.stream_keys.values() for k in keys]
+        streamed = set(streamed)
+        self.remote_batches = _remote_recv_batches([n for n in nodes if n.name not in streamed], recv_batches)
 
     @property
     def plans(self) -> list[Plan]:
@@ -76,8 +76,8 @@ class PartitionGraph:
     def run(self, feeds: list, step, deadline: float | None, session, run_options=None, stats: list | None = None,
             pool=None) -> list:
         """Runs every partition of this task for ``step`` (a StepState); returns the fetches."""
-        if self.replied:
-            step.rendezvous.expect(self.replied)
+        if self.streamed:
+            step.rendezvous.expect(self.streamed)
         if self.remote_batches:
             step.rendezvous.prefetch(self.remote_batches)
         if not self.others:
@@ -127,15 +127,15 @@ def _remote_recv_batches(nodes, batches) -> list[list[str]]:
     return out
 
 
-def _reply_keys(nodes, replied) -> dict[str, list[str]]:
-    """Sender task -> rendezvous keys of the ``_Recv`` nodes named in ``replied``."""
+def _stream_keys(nodes, streamed) -> dict[str, list[str]]:
+    """Sender task -> rendezvous keys of the ``_Recv`` nodes named in ``streamed``."""
     from sparseflow._src.framework.rendezvous_key import create_key
     from sparseflow._src.runtime.step import task_of_device
 
-    replied = set(replied)
+    streamed = set(streamed)
     out: dict[str, list[str]] = {}
     for n in nodes:
-        if n.op == "_Recv" and n.name in replied:
+        if n.op == "_Recv" and n.name in streamed:
             a = n.attrs
             out.setdefault(task_of_device(a["send_device"]), []).append(
                 create_key(a["send_device"], a["send_device_incarnation"], a["recv_device"], a["tensor_name"]))

@@ -48,8 +48,8 @@ class WorkerRendezvous:
 
     def prefetch(self, batches):
         """Starts pulling every remote key at once (``batches``: lists of keys from one task, each
-        list in one call, which brings each value as soon as its sender has it: one reply per
-        arrival); each value lands in the local table, where its ``_Recv`` finds it. A partition's
+        list in one streamed call, which brings each value as soon as its sender has it: one message
+        per arrival); each value lands in the local table, where its ``_Recv`` finds it. A partition's
         receives then wait in parallel, not one by one, and none waits for a later one of its batch."""
         for keys in batches:
             keys = [k for k in keys if k not in self._prefetched]
@@ -73,7 +73,7 @@ class WorkerRendezvous:
 
     def expect(self, keys):
         """``keys`` of other tasks arrive in the local table without a pull (the master delivers them
-        from their sender's RunGraph reply)."""
+        from their sender's RunGraph stream)."""
         self._prefetched.update(keys)
 
     def _pull_many(self, keys, land):
@@ -93,7 +93,7 @@ class WorkerRendezvous:
                     err = self.local.aborted
             land(key, value, err)
 
-        cancel = self._remote(src).recv_tensors_async(self.step_id, keys, done, any_ready=True)
+        cancel = self._remote(src).recv_tensors_async(self.step_id, keys, done)
         with self._lock:
             holder.append(cancel)
             self._pending.add(cancel)

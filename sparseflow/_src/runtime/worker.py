@@ -123,17 +123,17 @@ class Worker:
 
     # ------------------------------------------------------------------ graphs
     def register_graph(self, handle: str, nodes, library, feed_nodes=(), fetch_nodes=(), recv_batches=(),
-                       replied=()) -> str:
+                       streamed=()) -> str:
         """Compiles one task's nodes (in the step's global order) into plans; returns the graph handle.
-        ``recv_batches``: lists of ``_Recv`` names pulled in one call each; ``replied``: ``_Recv`` names
-        whose values the master delivers from their senders' RunGraph replies (runtime/recv_batches.py)."""
+        ``recv_batches``: lists of ``_Recv`` names pulled in one call each; ``streamed``: ``_Recv`` names
+        whose values the master delivers from their senders' RunGraph streams (runtime/recv_batches.py)."""
         ws = self.session(handle)
         unknown = sorted({n.device for n in nodes} - set(self.devices.names))
         if unknown:
             raise errors.InvalidArgumentError(None, None, f"{self.task} has no device {unknown[0]} (its devices: "
                                                           f"{', '.join(self.devices.names)}).")
         graph = PartitionGraph(list(nodes), library, list(feed_nodes), list(fetch_nodes), self.devices, ws,
-                               recv_batches, replied)
+                               recv_batches, streamed)
         gh = f"{next(self._graph_ids):016x}"
         with ws._lock:
             ws.graphs[gh] = graph
