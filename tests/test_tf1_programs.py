@@ -7,11 +7,12 @@ pipeline; ``tf1_programs/NAME.expected`` recorded by ``tf1_programs/record_expec
 
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.program_pool import run_ahead
 
 RUNNER = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "tf1-programs", "run_programs.py")
 
@@ -27,11 +28,12 @@ PROGRAMS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_program_matches_tensorflow(program):
+def test_program_matches_tensorflow(program, request):
     if not os.path.exists(RUNNER):
         pytest.skip("../shared/tf1-programs is not beside this checkout")
-    proc = subprocess.run([sys.executable, RUNNER, "--module", "sparseflow", "--only", program, "--timeout", "120"],
-                          capture_output=True, text=True, timeout=300)
+    # (run two at a time: the next case's program starts while this one's runs)
+    proc = run_ahead(request, "program", lambda p: {
+        "args": [sys.executable, RUNNER, "--module", "sparseflow", "--only", p, "--timeout", "120"]}, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed, 0 failed" in proc.stdout, proc.stdout
 
@@ -61,14 +63,18 @@ def _same(a: str, b: str) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in OWN_PROGRAMS.glob("s[0-9][0-9]_*.py")))
-def test_own_program_prints_what_tensorflow_printed(name, tmp_path):
-    lines = (OWN_PROGRAMS / f"{name}.py").read_text().split("\n")
-    i = lines.index("# TF_IMPORT")
-    lines[i + 1] = "import sparseflow as tf"
-    program = tmp_path / f"{name}.py"
-    program.write_text("\n".join(lines))
-    proc = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+def test_own_program_prints_what_tensorflow_printed(name, request, tmp_path_factory):
+    def command(name):
+        lines = (OWN_PROGRAMS / f"{name}.py").read_text().split("\n")
+        i = lines.index("# TF_IMPORT")
+        lines[i + 1] = "import sparseflow as tf"
+        work = tmp_path_factory.mktemp(name)
+        program = work / f"{name}.py"
+        program.write_text("\n".join(lines))
+        return {"args": [sys.executable, str(program)], "cwd": work}
+
+    # (run two at a time: the next case's program starts while this one's runs)
+    proc = run_ahead(request, "name", command, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     got, expected = _results(proc.stdout), _results((OWN_PROGRAMS / f"{name}.expected").read_text())
     assert list(got) == list(expected), f"result names differ:\n{list(got)}\n{list(expected)}"

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -14,12 +15,31 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def _run(extra_env, program="portable_program.py"):
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra_env}
-    proc = subprocess.run([sys.executable, os.path.join(HERE, program)], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+def _run(native_env, portable_env, program="portable_program.py"):
+    """The program's JSON output as is and with ``portable_env``; the two processes run side by side
+    (their output goes to files: neither waits on a full pipe while the other is read)."""
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    with tempfile.TemporaryFile("w+") as out0, tempfile.TemporaryFile("w+") as out1, \
+            tempfile.TemporaryFile("w+") as err0, tempfile.TemporaryFile("w+") as err1:
+        files = [(out0, err0), (out1, err1)]
+        procs = [subprocess.Popen([sys.executable, os.path.join(HERE, program)], env={**env, **extra_env},
+                                  stdout=out, stderr=err)
+                 for extra_env, (out, err) in zip((native_env, portable_env), files)]
+        try:
+            for proc in procs:
+                proc.wait(timeout=600)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        results = []
+        for proc, (out, err) in zip(procs, files):
+            out.seek(0)
+            err.seek(0)
+            assert proc.returncode == 0, err.read()[-3000:]
+            results.append(json.loads(out.read()))
+    return results
 
 
 def _avx512_dispatch_targets():
@@ -32,9 +52,8 @@ def _avx512_dispatch_targets():
 
 @pytest.mark.slow
 def test_training_matches_with_portable_kernels():
-    native = _run({})
-    portable = _run({"NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": "",
-                     "NPY_DISABLE_CPU_FEATURES": " ".join(_avx512_dispatch_targets())})
+    native, portable = _run({}, {"NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": "",
+                                 "NPY_DISABLE_CPU_FEATURES": " ".join(_avx512_dispatch_targets())})
     np.testing.assert_allclose(portable["losses"], native["losses"], rtol=1e-5)
     assert native["losses"][-1] < native["losses"][0]
     for a, b in zip(portable["weights"], native["weights"]):
@@ -45,8 +64,7 @@ def test_training_matches_with_portable_kernels():
 def test_embedding_table_rows_are_bit_identical_with_portable_kernels():
     """The table's row initializers (vectorized with AVX-512 where the CPU has it) and optimizer
     updates give the same bits when numba compiles for a generic x86-64 CPU."""
-    native = _run({}, "portable_table_program.py")
-    portable = _run({"NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": ""}, "portable_table_program.py")
+    native, portable = _run({}, {"NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": ""}, "portable_table_program.py")
     assert native.keys() == portable.keys()
     for name in native:
         pairs = zip(native[name], portable[name]) if name.startswith("table/") else [(native[name], portable[name])]

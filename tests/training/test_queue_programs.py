@@ -9,11 +9,12 @@ two runs gave identical output). The programs follow ../shared/tf1-programs: one
 
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.program_pool import run_ahead
 
 PROGRAMS = Path(__file__).parent / "programs"
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,25 +38,29 @@ def _same(a: str, b: str) -> bool:
     return math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL)
 
 
-def _run_with_sparseflow(name: str, tmp_path) -> str:
-    source = (PROGRAMS / f"{name}.py").read_text()
-    lines = source.split("\n")
-    i = lines.index("# TF_IMPORT")
-    lines[i + 1] = "import sparseflow as tf"
-    program = tmp_path / f"{name}.py"
-    program.write_text("\n".join(lines))
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=tmp_path)
+def _run_with_sparseflow(request, tmp_path_factory) -> str:
+    """The output of the program of this case's ``name`` (the programs of the test function's cases
+    run two at a time: see tests/program_pool.py)."""
+
+    def command(name):
+        lines = (PROGRAMS / f"{name}.py").read_text().split("\n")
+        i = lines.index("# TF_IMPORT")
+        lines[i + 1] = "import sparseflow as tf"
+        work = tmp_path_factory.mktemp(name)
+        program = work / f"{name}.py"
+        program.write_text("\n".join(lines))
+        return {"args": [sys.executable, str(program)], "cwd": work}
+
+    proc = run_ahead(request, "name", command, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["q01_sync_replicas_threads", "q02_queue_input_pipeline"])
-def test_program_prints_what_tensorflow_printed(name, tmp_path):
+def test_program_prints_what_tensorflow_printed(name, request, tmp_path_factory):
     expected = _results((PROGRAMS / f"{name}.expected").read_text())
-    got = _results(_run_with_sparseflow(name, tmp_path))
+    got = _results(_run_with_sparseflow(request, tmp_path_factory))
     assert list(got) == list(expected), f"result names differ:\n{list(got)}\n{list(expected)}"
     bad = [f"{k}: got {' '.join(got[k])}, TensorFlow {' '.join(v)}" for k, v in expected.items()
            if len(got[k]) != len(v) or not all(_same(a, b) for a, b in zip(got[k], v))]

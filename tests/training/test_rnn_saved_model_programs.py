@@ -10,9 +10,9 @@ from tests.training.test_queue_programs import PROGRAMS, _results, _run_with_spa
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["r01_rnn_sampled_softmax", "s01_saved_model_flags"])
-def test_program_prints_what_tensorflow_printed(name, tmp_path):
+def test_program_prints_what_tensorflow_printed(name, request, tmp_path_factory):
     expected = _results((PROGRAMS / f"{name}.expected").read_text())
-    got = _results(_run_with_sparseflow(name, tmp_path))
+    got = _results(_run_with_sparseflow(request, tmp_path_factory))
     assert list(got) == list(expected), f"result names differ:\n{list(got)}\n{list(expected)}"
     bad = [f"{k}: got {' '.join(got[k])}, TensorFlow {' '.join(v)}" for k, v in expected.items()
            if len(got[k]) != len(v) or not all(_same(a, b) for a, b in zip(got[k], v))]

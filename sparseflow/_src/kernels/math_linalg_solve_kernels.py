@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from sparseflow._src.kernels.array_shape_kernels import dbg, invalid
 from sparseflow._src.kernels.registry import register_kernel
@@ -103,6 +102,8 @@ def batched_triangular_solve(matrix, rhs, lower, adjoint):
 
 
 def _triangular(m, b, lower, trans):
+    import scipy.linalg  # (here, not at the top: kept out of every process's `import sparseflow`)
+
     try:
         return scipy.linalg.solve_triangular(m, b, lower=lower, trans=trans, check_finite=False)
     except np.linalg.LinAlgError:  # a zero on the diagonal: substitution gives inf / nan, as TensorFlow does
@@ -167,6 +168,8 @@ def _matrix_square_root(x, attrs):
         return x.copy()
     flat = x.reshape((int(np.prod(x.shape[:-2], dtype=np.int64)),) + x.shape[-2:])
     out = np.empty(flat.shape, x.dtype)
+    import scipy.linalg  # (here, not at the top: kept out of every process's `import sparseflow`)
+
     for i, a in enumerate(flat):
         with np.errstate(all="ignore"):
             root = scipy.linalg.sqrtm(a)

@@ -18,7 +18,6 @@ import math
 import warnings
 
 import numpy as np
-import scipy.integrate
 import scipy.special as sp
 
 from sparseflow._src.kernels.array_shape_kernels import dbg, invalid
@@ -26,6 +25,8 @@ from sparseflow._src.kernels.registry import register_kernel
 
 
 def _grad_a_one(a: float, x: float) -> float:
+    import scipy.integrate  # here, not at the top: ~0.1 s of every process's `import sparseflow` for one gradient
+
     if math.isnan(a) or math.isnan(x) or a <= 0 or x < 0:
         return math.nan
     if x == 0 or math.isinf(x) or math.isinf(a):
