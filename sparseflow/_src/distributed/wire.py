@@ -63,12 +63,12 @@ def tensor_to_proto(value, out: TensorProto | None = None) -> TensorProto:
     proto = TensorProto() if out is None else out
     arr = value if isinstance(value, np.ndarray) else np.asarray(value)
     if arr.dtype.kind in _RAW_KINDS and arr.dtype.itemsize <= 8:
+        if arr.dtype.byteorder == ">":  # (its dtype enum is the little-endian one's)
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
         proto.dtype = _enum(arr.dtype)
         shape = proto.tensor_shape
         for d in arr.shape:
             shape.dim.add(size=d)
-        if arr.dtype.byteorder == ">":
-            arr = arr.astype(arr.dtype.newbyteorder("<"))
         proto.tensor_content = arr.tobytes()
         return proto
     proto.CopyFrom(make_tensor_proto(arr))
