@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import subprocess
+import sys
 
 WORKERS = min(2, os.cpu_count() or 1)
 
@@ -57,3 +58,20 @@ def _shutdown():
         _pool.shutdown(wait=True, cancel_futures=True)
         _pool = None
     _futures.clear()
+
+
+def sparseflow_program(directory, tmp_path_factory):
+    """A ``command`` for :func:`run_ahead`: program ``name`` of ``directory`` (a TF1 corpus, whose
+    line after ``# TF_IMPORT`` imports TensorFlow) copied to a fresh directory with that line
+    replaced by ``import sparseflow as tf``, run there with this interpreter."""
+
+    def command(name):
+        lines = (directory / f"{name}.py").read_text().split("\n")
+        i = lines.index("# TF_IMPORT")
+        lines[i + 1] = "import sparseflow as tf"
+        work = tmp_path_factory.mktemp(name)
+        program = work / f"{name}.py"
+        program.write_text("\n".join(lines))
+        return {"args": [sys.executable, str(program)], "cwd": work}
+
+    return command

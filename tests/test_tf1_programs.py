@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.program_pool import run_ahead
+from tests.program_pool import run_ahead, sparseflow_program
 
 RUNNER = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "tf1-programs", "run_programs.py")
 
@@ -64,17 +64,9 @@ def _same(a: str, b: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in OWN_PROGRAMS.glob("s[0-9][0-9]_*.py")))
 def test_own_program_prints_what_tensorflow_printed(name, request, tmp_path_factory):
-    def command(name):
-        lines = (OWN_PROGRAMS / f"{name}.py").read_text().split("\n")
-        i = lines.index("# TF_IMPORT")
-        lines[i + 1] = "import sparseflow as tf"
-        work = tmp_path_factory.mktemp(name)
-        program = work / f"{name}.py"
-        program.write_text("\n".join(lines))
-        return {"args": [sys.executable, str(program)], "cwd": work}
-
     # (run two at a time: the next case's program starts while this one's runs)
-    proc = run_ahead(request, "name", command, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = run_ahead(request, "name", sparseflow_program(OWN_PROGRAMS, tmp_path_factory), timeout=300,
+                     env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     got, expected = _results(proc.stdout), _results((OWN_PROGRAMS / f"{name}.expected").read_text())
     assert list(got) == list(expected), f"result names differ:\n{list(got)}\n{list(expected)}"

@@ -9,12 +9,11 @@ two runs gave identical output). The programs follow ../shared/tf1-programs: one
 
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.program_pool import run_ahead
+from tests.program_pool import run_ahead, sparseflow_program
 
 PROGRAMS = Path(__file__).parent / "programs"
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,17 +40,8 @@ def _same(a: str, b: str) -> bool:
 def _run_with_sparseflow(request, tmp_path_factory) -> str:
     """The output of the program of this case's ``name`` (the programs of the test function's cases
     run two at a time: see tests/program_pool.py)."""
-
-    def command(name):
-        lines = (PROGRAMS / f"{name}.py").read_text().split("\n")
-        i = lines.index("# TF_IMPORT")
-        lines[i + 1] = "import sparseflow as tf"
-        work = tmp_path_factory.mktemp(name)
-        program = work / f"{name}.py"
-        program.write_text("\n".join(lines))
-        return {"args": [sys.executable, str(program)], "cwd": work}
-
-    proc = run_ahead(request, "name", command, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = run_ahead(request, "name", sparseflow_program(PROGRAMS, tmp_path_factory), timeout=300,
+                     env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
