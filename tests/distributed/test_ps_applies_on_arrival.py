@@ -142,14 +142,18 @@ class _Context:
         return True
 
 
-def test_an_any_ready_reply_names_what_it_brings_and_leaves_the_rest_for_the_next_call(cluster_1ps_1worker):
-    _, servers = cluster_1ps_1worker
+def _ps_receiving(cluster, step):
+    """The ps's worker, its servicer, B's incarnation, keys a, b, c from A to B, the step's local rendezvous."""
+    _, servers = cluster
     ps = servers["ps:0"].worker
-    service = WorkerServicer(ps)
     inc = ps.devices.incarnations[B]
-    keys = [create_key(B, inc, A, n) for n in ("a", "b", "c")]
+    return (ps, WorkerServicer(ps), inc, [create_key(B, inc, A, n) for n in ("a", "b", "c")],
+            ps.steps.get(step).rendezvous.local)
+
+
+def test_an_any_ready_reply_names_what_it_brings_and_leaves_the_rest_for_the_next_call(cluster_1ps_1worker):
+    ps, service, inc, keys, table = _ps_receiving(cluster_1ps_1worker, 92)
     step = 92
-    table = ps.steps.get(step).rendezvous.local
     table.send(keys[1], np.float32(2))
     resp = service.RecvTensors(worker_pb2.RecvTensorsRequest(step_id=step, rendezvous_key=keys, any_ready=True,
                                                              request_id=1), _Context())
@@ -162,8 +166,6 @@ def test_an_any_ready_reply_names_what_it_brings_and_leaves_the_rest_for_the_nex
     assert list(resp.index) == [] and len(resp.tensor) == 2  # everything asked for: no index
     # without any_ready, the reply waits for every key
     out = []
-    t = threading.Thread(target=lambda: out.append(service.RecvTensors(worker_pb2.RecvTensorsRequest(
-        step_id=step, rendezvous_key=keys[:2], request_id=3), _Context())))
     keys2 = [create_key(B, inc, A, n) for n in ("d", "e")]
     t = threading.Thread(target=lambda: out.append(service.RecvTensors(worker_pb2.RecvTensorsRequest(
         step_id=step, rendezvous_key=keys2, request_id=3), _Context())))
@@ -196,13 +198,8 @@ class _StreamContext(_Context):
 
 
 def test_a_stream_of_receives_sends_one_message_per_arrival_and_ends_with_the_last_key(cluster_1ps_1worker):
-    _, servers = cluster_1ps_1worker
-    ps = servers["ps:0"].worker
-    service = WorkerServicer(ps)
-    inc = ps.devices.incarnations[B]
-    keys = [create_key(B, inc, A, n) for n in ("a", "b", "c")]
+    ps, service, inc, keys, table = _ps_receiving(cluster_1ps_1worker, 93)
     step = 93
-    table = ps.steps.get(step).rendezvous.local
     table.send(keys[1], np.float32(2))
     stream = service.RecvTensorStream(worker_pb2.RecvTensorsRequest(step_id=step, rendezvous_key=keys,
                                                                     request_id=1), _StreamContext())
