@@ -27,13 +27,7 @@ def recv_batches(order, task: str) -> list[list[str]]:
     """Batches (lists of ``_Recv`` node names, one list per sender task, in the step's global
     ``order``) for ``task``: each is pulled in one ``RecvTensorStream`` call; a receive of a sender
     with no other receive is pulled alone (``RecvTensor``)."""
-    batches: dict[str, list[str]] = {}
-    for n in order:
-        if n.op == "_Recv" and task_of_device(n.device) == task:
-            src = task_of_device(n.attrs["send_device"])
-            if src != task:
-                batches.setdefault(src, []).append(n.name)
-    return [names for src, names in sorted(batches.items()) if len(names) > 1]
+    return [names for src, names in sorted(streamed_receives(order, task).items()) if len(names) > 1]
 
 
 def streamed_receives(order, task: str) -> dict[str, list[str]]:
