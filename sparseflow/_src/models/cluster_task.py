@@ -21,10 +21,11 @@ feature statistics in the model directory; it starts every task of a local clust
   restarted run goes on from the checkpoint's step.
 
 The chief (worker 0) initializes or restores the model (``MonitoredTrainingSession``), writes a
-checkpoint once per epoch's worth of steps and at the end, prints progress, waits until every worker
-has finished (``strategy.finish``), evaluates on the eval data, and prints the result as one JSON
-line ``{"cluster_result": {...}}`` on stdout (the launcher turns it into the command's result); the
-other workers leave once its last checkpoint is written (``strategy.release``).
+checkpoint once per epoch's worth of steps, prints progress, waits until every worker has finished
+and writes the final checkpoint (``strategy.finish``: every worker's last update is in it), evaluates
+that state on the eval data, and prints the result as one JSON line ``{"cluster_result": {...}}`` on
+stdout (the launcher turns it into the command's result); the other workers, whose servers hold
+table shards, leave after that (``strategy.release``).
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def main(argv=None) -> int:
                     result.update(train_loss=round(float(np.mean(losses)), 4), train_auc=round(auc, 4))
                 if cfg.eval_paths:
                     result.update(evaluate_in_session(sess, model, cfg, cfg.eval_paths, "eval", sys.stderr))
-        strategy.release(timeout=args.wait_secs)  # after the chief's last checkpoint (written by close)
+        strategy.release(timeout=args.wait_secs)  # after the chief's final checkpoint (written by finish)
     if chief:
         print(json_line({"cluster_result": result}), flush=True)
     return 0

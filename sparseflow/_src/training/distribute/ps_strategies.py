@@ -129,11 +129,11 @@ class ParameterServerStrategy(Strategy):
             if report:
                 raise
 
-    def finish(self, sess, timeout: float = 600.0) -> None:
+    def _wait_for_workers(self, sess, timeout: float) -> None:
         self._barrier_ops()
         if self._sync_optimizer is not None:
             sess.run(self._release_tokens)
-        super().finish(sess, timeout)
+        super()._wait_for_workers(sess, timeout)
         self._stop_sync_steps(timeout)  # the chief: every worker is done, no step is left to apply
 
 

@@ -7,7 +7,8 @@ trains, places the model (``scope()``: a device function for variables and embed
 wraps the dense optimizer (``wrap_optimizer``: e.g. ``SyncReplicasOptimizer`` for synchronous
 steps), opens the training session (``training_session()``: a ``MonitoredTrainingSession`` on
 the task's server, the chief checkpointing) and ends a run together (``finish()``: the chief
-waits until every worker is done, then the others may leave). ``initialize(sess)`` does for a plain
+waits until every worker is done and writes the final checkpoint; ``release()``: then the others
+may leave). ``initialize(sess)`` does for a plain
 ``tf.Session`` on ``target`` what the training session's scaffold does.
 
 The strategies: ``ParameterServerStrategy`` and ``PsStrategy`` (ps_strategies.py: parameters on
@@ -26,7 +27,7 @@ A TF1-style program::
         with strategy.training_session(checkpoint_dir="ckpt") as sess:
             while ...:
                 sess.run(train_op, feed)
-            strategy.finish(sess)          # the chief returns when every worker has finished
+            strategy.finish(sess)          # the chief returns when every worker has finished, and checkpoints
             if strategy.is_chief:
                 ...                        # evaluate with the final parameters
         strategy.release()                 # after the chief's final checkpoint: the others may stop
@@ -42,6 +43,7 @@ from sparseflow._src.distributed.server import Server
 from sparseflow._src.framework import dtypes, errors
 from sparseflow._src.framework.graph import get_default_graph
 from sparseflow._src.ops.queue_ops import FIFOQueue
+from sparseflow._src.training.session.basic_hooks import CheckpointSaverHook
 
 __all__ = ["Strategy"]
 
@@ -68,6 +70,7 @@ class Strategy:
         self.server = Server(self.cluster_spec, job_name=self.task_type, task_index=self.task_id,
                              config=server_config, start=start_server)
         self._barrier = None
+        self._checkpoint_hook = None  # the chief's, in training_session()
 
     # ------------------------------------------------------------------ the cluster
     def _check_cluster(self) -> None:
@@ -153,14 +156,24 @@ class Strategy:
         """A ``MonitoredTrainingSession`` on this task's server: the chief initializes or restores
         from ``checkpoint_dir`` and checkpoints there; the others wait up to ``max_wait_secs``."""
         from sparseflow._src.training.session.monitored_session import MonitoredTrainingSession
+        from sparseflow._src.training.session.scaffold import Scaffold
 
         self._barrier_ops()
         if save_checkpoint_steps is None and save_checkpoint_secs is None:
             save_checkpoint_secs = 600
+        chief_hooks = list(kwargs.pop("chief_only_hooks", None) or [])
+        self._checkpoint_hook = None
+        if self.is_chief and checkpoint_dir and ((save_checkpoint_steps or 0) > 0 or (save_checkpoint_secs or 0) > 0):
+            # the chief's saver hook is the strategy's, so that finish() can write the final checkpoint
+            scaffold = scaffold if scaffold is not None else Scaffold()
+            self._checkpoint_hook = _ChiefCheckpointHook(
+                checkpoint_dir, save_secs=save_checkpoint_secs, save_steps=save_checkpoint_steps, scaffold=scaffold,
+                save_graph_def=kwargs.get("save_graph_def", True))
+            chief_hooks.insert(0, self._checkpoint_hook)
         return MonitoredTrainingSession(
             master=self.target, is_chief=self.is_chief, checkpoint_dir=checkpoint_dir if self.is_chief else None,
-            scaffold=scaffold, hooks=self.session_hooks() + list(hooks or []),
-            save_checkpoint_steps=save_checkpoint_steps, save_checkpoint_secs=save_checkpoint_secs,
+            scaffold=scaffold, hooks=self.session_hooks() + list(hooks or []), chief_only_hooks=chief_hooks,
+            save_checkpoint_steps=None, save_checkpoint_secs=None,
             save_summaries_steps=None, save_summaries_secs=None, log_step_count_steps=None,
             max_wait_secs=max_wait_secs, **kwargs)
 
@@ -194,7 +207,17 @@ class Strategy:
 
     def finish(self, sess, timeout: float = 600.0) -> None:
         """Marks this worker done; the chief returns once every worker is (``DeadlineExceededError``
-        after ``timeout`` seconds), the others at once."""
+        after ``timeout`` seconds), the others at once. The chief of a ``training_session`` that
+        checkpoints then writes its final checkpoint: the state every worker left, which is what it
+        evaluates next (the checkpoint of its own last step may predate another worker's last update:
+        a hybrid worker's table push, an asynchronous worker's step, still landing on the chief's
+        shards when the chief saved); the session's close does not write it again."""
+        self._wait_for_workers(sess, timeout)
+        if self.is_chief and self._checkpoint_hook is not None:
+            self._checkpoint_hook.save_now()
+
+    def _wait_for_workers(self, sess, timeout: float) -> None:
+        """``finish`` but the final checkpoint: marks this worker done; the chief waits for the others."""
         mark, wait_all, _, _ = self._barrier_ops()
         if not self.is_chief:
             sess.run(mark)
@@ -225,6 +248,31 @@ class Strategy:
             except (errors.UnavailableError, errors.AbortedError, errors.CancelledError):
                 if not self._barrier_device().startswith(self.workers[0]):
                     raise
+
+
+class _ChiefCheckpointHook(CheckpointSaverHook):
+    """The chief's ``CheckpointSaverHook`` in a strategy's training session, with ``save_now()``: a
+    checkpoint of the session's current state at its global step (``Strategy.finish``). ``end`` then
+    saves only when the global step has moved since."""
+
+    _session = None
+
+    def after_create_session(self, session, coord):
+        self._session = session
+        super().after_create_session(session, coord)
+
+    def end(self, session):
+        try:
+            super().end(session)
+        finally:
+            self._session = None
+
+    def save_now(self) -> None:
+        if self._session is None:  # the session is closed (its end() saved)
+            return
+        step = int(self._session.run(self._global_step_tensor))
+        self._timer.update_last_triggered_step(step)
+        self._save(self._session, step)
 
 
 def _timeout_options(seconds: float):
