@@ -1,6 +1,7 @@
 """Sessions on a cluster of in-process servers (2 ps + 2 workers on 127.0.0.1): results equal the
 local Session's, variables live on their ps across sessions, errors name the op and its task."""
 
+import socket
 import time
 
 import numpy as np
@@ -155,6 +156,16 @@ def test_a_server_cluster_spec_with_port_zero_gets_the_bound_port():
         assert port > 0 and server.cluster_spec.task_address("local", 0) == f"127.0.0.1:{port}"
     finally:
         server.stop(0)
+
+
+def test_a_server_whose_port_is_taken_says_so_with_its_task():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        with pytest.raises(tf.errors.UnavailableError, match=f"Could not bind {address} for /job:worker/task:0: is the "
+                                                            "port in use"):
+            tf.train.Server({"worker": [address]})
 
 
 def test_token_protected_servers_serve_their_cluster():
