@@ -4,10 +4,12 @@ The task scripts are plain Python (no sparseflow import) so that they start fast
 with a deadline; nothing passes by sleeping.
 """
 
+import errno
 import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -141,6 +143,26 @@ def test_port_base_gives_consecutive_ports_in_task_order():
     cluster = tf.distribute.LocalCluster(["x.py"], num_ps=2, num_workers=1, chief=True, port_base=41000)
     assert cluster.cluster_spec.as_dict() == {"ps": ["127.0.0.1:41000", "127.0.0.1:41001"],
                                               "chief": ["127.0.0.1:41002"], "worker": ["127.0.0.1:41003"]}
+
+
+def test_picked_ports_are_held_until_the_tasks_bind_them():
+    """From the moment a cluster picks its ports until it stops, no other socket can bind them (nor
+    be given one by bind(0) or as a connection's local port); its tasks' servers bind them all the same."""
+    server = ("from sparseflow.distribute.cluster_resolver import resolve_cluster; import sparseflow as tf; "
+              "r = resolve_cluster(); "
+              "s = tf.train.Server(r.cluster_spec(), job_name=r.task_type, task_index=r.task_id); "
+              "print('serving', s.target)")
+    out, err = io.StringIO(), io.StringIO()
+    cluster = tf.distribute.LocalCluster(["-c", server], num_ps=1, num_workers=1, out=out, err=err,
+                                         env={"PYTHONPATH": str(ROOT)})
+    addresses = [t.address for t in cluster.tasks]
+    for address in addresses:
+        with socket.socket() as other, pytest.raises(OSError) as e:
+            other.bind(("127.0.0.1", int(address.rsplit(":", 1)[1])))
+        assert e.value.errno == errno.EADDRINUSE
+    with cluster:
+        assert cluster.start().wait(timeout=DEADLINE) == 0, err.getvalue()
+    assert f"[worker:0] serving grpc://{addresses[1]}" in out.getvalue().splitlines()
 
 
 @pytest.mark.parametrize("kwargs, problem", [

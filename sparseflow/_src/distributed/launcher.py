@@ -45,13 +45,15 @@ import time
 
 from sparseflow._src.distributed.cluster_spec import ClusterSpec
 
-__all__ = ["LocalCluster", "SupervisedJob", "Task", "launch_local_cluster", "free_ports", "task_layout"]
+__all__ = ["LocalCluster", "SupervisedJob", "Task", "launch_local_cluster", "free_ports", "reserve_ports",
+           "task_layout"]
 
 TIMEOUT_STATUS = 124  # as timeout(1)
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """``n`` distinct ports that were free on ``host`` a moment ago (bound together, then released)."""
+    """``n`` distinct ports that were free on ``host`` a moment ago (bound together, then released:
+    anyone may take them before they are bound again; ``reserve_ports`` holds them)."""
     sockets = []
     try:
         for _ in range(n):
@@ -62,6 +64,30 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     finally:
         for s in sockets:
             s.close()
+
+
+def reserve_ports(n: int, host: str = "127.0.0.1") -> list[socket.socket]:
+    """``n`` distinct free ports of ``host``, held until the returned sockets are closed.
+
+    Each socket is bound with SO_REUSEADDR and never listens: a server that binds its port with
+    SO_REUSEADDR (a gRPC server does) may do so meanwhile, while the kernel gives the port to no
+    other ``bind(port 0)`` and to no outgoing connection as its local port. Ports picked and
+    released (``free_ports``) stay open to both until their task binds them: another process
+    starting servers or connections at the same time takes one now and then, and the task that
+    should serve there fails to bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sockets = []
+    try:
+        for _ in range(n):
+            s = socket.socket(family, socket.SOCK_STREAM)
+            sockets.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host, 0))
+        return sockets
+    except BaseException:
+        for s in sockets:
+            s.close()
+        raise
 
 
 def exit_status(returncode: int) -> int:
@@ -273,7 +299,9 @@ class LocalCluster(SupervisedJob):
             raise ValueError("No command to launch: give a script (and its arguments).")
         super().__init__(num_ps, num_workers, chief, env, out, err, grace_period)
         n = len(self.tasks)
-        ports = free_ports(n, host) if port_base is None else port_range(port_base, n)
+        # picked ports stay held until the job stops (reserve_ports): the tasks bind them seconds later
+        self._held_ports = reserve_ports(n, host) if port_base is None else []
+        ports = [s.getsockname()[1] for s in self._held_ports] if port_base is None else port_range(port_base, n)
         self._set_addresses([f"{host}:{port}" for port in ports])
         self.argv = [sys.executable, *command] if python else command
         self.die_with_launcher = die_with_launcher and sys.platform.startswith("linux")
@@ -327,6 +355,8 @@ class LocalCluster(SupervisedJob):
                 task.exited.set()
                 for reader in task._readers:
                     reader.join(timeout=self.grace_period)
+        for s in self._held_ports:
+            s.close()
 
     def _kill_all(self) -> None:
         self._signal_all(signal.SIGKILL)
