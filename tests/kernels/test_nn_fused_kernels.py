@@ -57,6 +57,20 @@ def test_relu_keeps_nan_and_relu_grad_propagates_nan_and_inf():
     np.testing.assert_array_equal(sums, want.sum(0, dtype=np.float64).astype(np.float32))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("relu", [True, False])
+def test_bias_act_block_changes_only_its_block(dtype, relu):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((9, 70)).astype(dtype)
+    x[4, 30], x[5, 31] = np.nan, -np.inf
+    bias = rng.standard_normal(70).astype(dtype)
+    want = x.copy()
+    block = want[2:7, 17:53] + bias[17:53]
+    want[2:7, 17:53] = np.where(block < 0, 0, block) if relu else block
+    K._bias_act_block(x, bias, relu, 2, 7, 17, 53)
+    np.testing.assert_array_equal(x, want)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 def test_results_do_not_depend_on_the_thread_count(threads):
     rng = np.random.default_rng(3)

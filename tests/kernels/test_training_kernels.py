@@ -8,6 +8,8 @@ import pytest
 
 import sparseflow as tf
 from sparseflow._src.framework import dtypes
+from sparseflow._src.kernels import training_kernels
+from sparseflow._src.kernels import training_update_fns as fns
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
 from sparseflow._src.kernels.resources import VariableRef
 from sparseflow._src.ops import training_ops
@@ -246,3 +248,30 @@ def test_run_time_errors_name_the_problem():
             sess.run(up, {values: np.ones((2, 2)), idx: [0]})
         sess.run(up, {values: np.zeros((0, 2)), idx: []})  # no rows: nothing to do
         assert sess.run(var).sum() == 0.0
+
+
+# scalar inputs per optimizer (the _OPS order): beta powers, rates, decays, epsilons, l1/l2, lr_power
+_SCALARS = {"GradientDescent": (0.1,), "ProximalGradientDescent": (0.1, 0.01, 0.02), "Momentum": (0.1, 0.9),
+            "Adagrad": (0.1,), "Adam": (0.9, 0.999, 0.01, 0.9, 0.999, 1e-7), "Ftrl": (0.1, 0.01, 0.02, -0.5),
+            "FtrlV2": (0.1, 0.01, 0.02, 0.03, -0.7), "RMSProp": (0.01, 0.9, 0.5, 1e-7),
+            "CenteredRMSProp": (0.01, 0.9, 0.5, 1e-7), "Adadelta": (1.0, 0.95, 1e-6)}
+
+
+@pytest.mark.parametrize("base", sorted(_SCALARS))
+@pytest.mark.parametrize("flag", [False, True])  # use_nesterov, update_slots, multiply_linear_by_lr
+def test_the_in_place_loop_of_each_dense_update_gives_the_same_bits(base, flag):
+    refs, _, dense, _, hyper = training_kernels._OPS[base]
+    rng = np.random.default_rng(len(base))
+    n = 1000
+    olds = [rng.standard_normal(n).astype(np.float32)] + [rng.random(n).astype(np.float32) + 0.1 for _ in refs]
+    g = rng.standard_normal(n).astype(np.float32)
+    attrs = {"use_nesterov": flag, "update_slots": flag, "multiply_linear_by_lr": flag}
+    hp = hyper(np.float32, _SCALARS[base], attrs)
+    outs = [np.empty_like(x) for x in olds]
+    dense(*olds, g, *outs, *hp)
+    run, before, after = training_kernels._dense_loop(dense, olds, olds)  # each output is its input
+    assert run is fns.IN_PLACE[dense] and after == []
+    run(*before, g, *after, *hp)
+    for want, got in zip(outs, olds):
+        np.testing.assert_array_equal(got, want)
+    assert training_kernels._dense_loop(dense, olds, outs)[0] is dense  # apart: the two-array loop

@@ -41,41 +41,54 @@ PARALLEL_MIN_ELEMENTS = 1 << 18
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+# The loops below index one row at a time (``x[r]``, then ``row[c]``): LLVM vectorizes a loop over a
+# 1-D row, not one that indexes the 2-D array (``x[r, c]``). W3's [256, 512] bias-and-ReLU block took
+# 119 us so, 12 us by rows (warm, one core); in the step, right after its GEMM, 0.19 ms against 0.05
+# (four such blocks a step); the [256, 1024] ReLU gradient with column sums 74 us against 46.
+
+
 @cached_njit(nogil=True)
 def _bias_act_block(x, bias, relu, r0, r1, c0, c1):
     """``x[r, c] = x[r, c] + bias[c]`` (then ``max(., 0)`` keeping NaN) on the block ``[r0:r1, c0:c1]``,
     in place."""
+    b = bias[c0:c1]
     for r in range(r0, r1):
-        for c in range(c0, c1):
-            v = x[r, c] + bias[c]
-            if relu and v < 0:
-                v = 0
-            x[r, c] = v
+        row = x[r, c0:c1]
+        if relu:
+            for c in range(row.shape[0]):
+                v = row[c] + b[c]
+                row[c] = 0 if v < 0 else v
+        else:
+            for c in range(row.shape[0]):
+                row[c] += b[c]
 
 
 @cached_njit(nogil=True)
 def _relu_grad_rows(g, y, out, sums, lo, hi):
     """``out = g * (y > 0)`` for rows ``lo..hi``; ``sums`` (float64) gets their column sums added."""
     for r in range(lo, hi):
-        for c in range(g.shape[1]):
-            v = g[r, c] if y[r, c] > 0 else g[r, c] * 0  # NaN/inf gradients stay NaN, as g * (y > 0)
-            out[r, c] = v
+        gr, yr, outr = g[r], y[r], out[r]
+        for c in range(gr.shape[0]):
+            v = gr[c] if yr[c] > 0 else gr[c] * 0  # NaN/inf gradients stay NaN, as g * (y > 0)
+            outr[c] = v
             sums[c] += v
 
 
 @cached_njit(nogil=True)
 def _relu_rows(x, out, lo, hi):
     for r in range(lo, hi):
-        for c in range(x.shape[1]):
-            v = x[r, c]
-            out[r, c] = 0 if v < 0 else v
+        xr, outr = x[r], out[r]
+        for c in range(xr.shape[0]):
+            v = xr[c]
+            outr[c] = 0 if v < 0 else v
 
 
 @cached_njit(nogil=True)
 def _column_sums(x, sums, lo, hi):
     for r in range(lo, hi):
-        for c in range(x.shape[1]):
-            sums[c] += x[r, c]
+        xr = x[r]
+        for c in range(xr.shape[0]):
+            sums[c] += xr[c]
 
 
 def _rows_per_chunk(x) -> int:

@@ -244,6 +244,16 @@ def _finish(refs, in_place: list) -> None:
         finish_in_place(refs[i])
 
 
+def _dense_loop(loop, ins: list, outs: list):
+    """``(loop, arrays before the gradient, arrays after it)``: the in-place loop over ``outs`` when
+    each output is its input's memory (``training_update_fns.IN_PLACE``: it vectorizes), else
+    ``loop`` over ``ins`` and ``outs``."""
+    if all(a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.dtype == b.dtype
+           for a, b in zip(ins, outs)):
+        return fns.IN_PLACE[loop], outs, []
+    return loop, ins, outs
+
+
 def _update_dense(st: Buffers, refs, olds: list, grad, work, loop, hp) -> tuple[list, list]:
     shape = np.shape(olds[0])
     if np.shape(grad) != shape:
@@ -252,8 +262,8 @@ def _update_dense(st: Buffers, refs, olds: list, grad, work, loop, hp) -> tuple[
     try:
         ins = [np.ascontiguousarray(v, dtype=work).reshape(-1) for v in olds]
         g = np.ascontiguousarray(grad, dtype=work).reshape(-1)
-        outs = [a.reshape(-1) for a in news]
-        parallel_for(lambda lo, hi: loop(*[a[lo:hi] for a in ins], g[lo:hi], *[a[lo:hi] for a in outs], *hp),
+        run, before, after = _dense_loop(loop, ins, [a.reshape(-1) for a in news])
+        parallel_for(lambda lo, hi: run(*[a[lo:hi] for a in before], g[lo:hi], *[a[lo:hi] for a in after], *hp),
                      g.size, PARALLEL_MIN_ELEMENTS)
     except BaseException:
         _finish(refs, in_place)
@@ -304,12 +314,13 @@ def _update_sparse(st: Buffers, refs, olds: list, rows, grad, work, loop, hp) ->
 
 def _sweep(loop, views, starts, hp):
     """``loop`` over the concatenation of the variables' elements, in chunks on all cores."""
+    calls = [(*_dense_loop(loop, ins, outs), g) for ins, g, outs in views]
 
     def chunk(lo, hi):
-        for (ins, g, outs), a in zip(views, starts):
+        for (run, before, after, g), a in zip(calls, starts):
             s, e = max(lo - a, 0), min(hi - a, g.size)
             if s < e:
-                loop(*[x[s:e] for x in ins], g[s:e], *[x[s:e] for x in outs], *hp)
+                run(*[x[s:e] for x in before], g[s:e], *[x[s:e] for x in after], *hp)
 
     parallel_for(chunk, starts[-1], PARALLEL_MIN_ELEMENTS)
 

@@ -170,6 +170,73 @@ def dense_adadelta(v, a, au, g, ov, oa, oau, lr, rho, omr, eps):
         ov[i], oa[i], oau[i] = _adadelta(v[i], a[i], au[i], g[i], lr, rho, omr, eps)
 
 
+# ---------------------------------------------------------------------- in-place loops: variable and slots, grad, hyper
+# A dense update of arrays no one else holds writes each output over its input (the same memory). Given
+# as separate input and output arrays, LLVM cannot prove that they do not overlap and runs the loop one
+# element at a time; through one name each, it vectorizes it (momentum on 930k float32 elements, one
+# core: 515 us as dense_momentum(v, a, g, v, a, ...), 154 us as inplace_momentum(v, a, g, ...)).
+@cached_njit(**_JIT)
+def inplace_gd(v, g, lr):
+    for i in range(v.size):
+        v[i] = _gd(v[i], g[i], lr)
+
+
+@cached_njit(**_JIT)
+def inplace_proximal_gd(v, g, lr, thr, denom, zero):
+    for i in range(v.size):
+        v[i] = _proximal_gd(v[i], g[i], lr, thr, denom, zero)
+
+
+@cached_njit(**_JIT)
+def inplace_momentum(v, a, g, lr, mom, nesterov):
+    for i in range(v.size):
+        v[i], a[i] = _momentum(v[i], a[i], g[i], lr, mom, nesterov)
+
+
+@cached_njit(**_JIT)
+def inplace_adagrad(v, a, g, lr, update_slots):
+    for i in range(v.size):
+        v[i], a[i] = _adagrad(v[i], a[i], g[i], lr, update_slots)
+
+
+@cached_njit(**_JIT)
+def inplace_adam(v, m, s, g, alpha, beta1, omb1, omb2, eps, nesterov):
+    for i in range(v.size):
+        v[i], m[i], s[i] = _adam(v[i], m[i], s[i], g[i], alpha, beta1, omb1, omb2, eps, nesterov)
+
+
+@cached_njit(**_JIT)
+def inplace_ftrl(v, a, lin, g, lr, l1, two_l2, two_shrink, neg_power, half, mul_lr, zero):
+    for i in range(v.size):
+        v[i], a[i], lin[i] = _ftrl(v[i], a[i], lin[i], g[i], lr, l1, two_l2, two_shrink, neg_power, half, mul_lr,
+                                   zero)
+
+
+@cached_njit(**_JIT)
+def inplace_rmsprop(v, ms, mom, g, lr, omr, momentum, eps):
+    for i in range(v.size):
+        v[i], ms[i], mom[i] = _rmsprop(v[i], ms[i], mom[i], g[i], lr, omr, momentum, eps)
+
+
+@cached_njit(**_JIT)
+def inplace_centered_rmsprop(v, mg, ms, mom, g, lr, omr, momentum, eps):
+    for i in range(v.size):
+        v[i], mg[i], ms[i], mom[i] = _centered_rmsprop(v[i], mg[i], ms[i], mom[i], g[i], lr, omr, momentum, eps)
+
+
+@cached_njit(**_JIT)
+def inplace_adadelta(v, a, au, g, lr, rho, omr, eps):
+    for i in range(v.size):
+        v[i], a[i], au[i] = _adadelta(v[i], a[i], au[i], g[i], lr, rho, omr, eps)
+
+
+# the in-place loop of each dense loop
+IN_PLACE = {dense_gd: inplace_gd, dense_proximal_gd: inplace_proximal_gd, dense_momentum: inplace_momentum,
+            dense_adagrad: inplace_adagrad, dense_adam: inplace_adam, dense_ftrl: inplace_ftrl,
+            dense_rmsprop: inplace_rmsprop, dense_centered_rmsprop: inplace_centered_rmsprop,
+            dense_adadelta: inplace_adadelta}
+
+
 # ---------------------------------------------------------------------- sparse loops: 2-D buffers updated in place
 @cached_njit(**_JIT)
 def sparse_proximal_gd(v, g, idx, lr, thr, denom, zero):
