@@ -41,6 +41,34 @@ def test_table_ops_pair_only_across_tables_and_join_after_their_partner():
     assert plan_lanes.plan_forks(steps, {}) == {3: 5}  # 5 and 6 share table 0: they keep their order
 
 
+def _node(name, op, inputs=()):
+    return types.SimpleNamespace(name=name, op=op, inputs=list(inputs),
+                                 data_inputs=[i for i in inputs if not i.startswith("^")])
+
+
+def test_of_two_pulls_the_one_whose_rows_are_used_later_goes_first_and_is_forked():
+    nodes = [_node("wide", "EmbeddingHashTable"), _node("deep", "EmbeddingHashTable"), _node("keys", "Const"),
+             _node("pull_w", "EmbeddingTablePull", ["wide", "keys"]),
+             _node("cast", "Cast", ["keys"]),
+             _node("pull_d", "EmbeddingTablePull", ["deep", "keys"]),
+             _node("sum_w", "Sum", ["pull_w:0"]),  # the wide rows are used first
+             _node("gather_d", "GatherV2", ["pull_d:0"])]
+    order = [n.name for n in plan_lanes.order_table_pairs(nodes, {})]
+    assert order == ["wide", "deep", "keys", "pull_d", "pull_w", "cast", "sum_w", "gather_d"]
+    # already in that order, or the second needing a step between them (a control edge): unchanged
+    assert plan_lanes.order_table_pairs([nodes[i] for i in (0, 1, 2, 5, 3, 4, 6, 7)], {}) == \
+        [nodes[i] for i in (0, 1, 2, 5, 3, 4, 6, 7)]
+    after_cast = nodes[:5] + [_node("pull_d", "EmbeddingTablePull", ["deep", "keys", "^cast"])] + nodes[6:]
+    assert plan_lanes.order_table_pairs(after_cast, {}) == after_cast
+    assert plan_lanes.order_table_pairs(nodes, {"pull_d": ["cast"]}) == nodes
+    # the pull that goes first is the fork: the caller pulls the other and sums its rows meanwhile
+    idx = {n: i for i, n in enumerate(order)}
+    steps = [_step(i, nodes[[n.name for n in nodes].index(name)].op,
+                   [(idx[s.split(":")[0]], 0) for s in nodes[[n.name for n in nodes].index(name)].data_inputs])
+             for i, name in enumerate(order)]
+    assert plan_lanes.plan_forks(steps, {}) == {3: None}
+
+
 def test_a_table_push_runs_beside_the_dense_update_past_a_noop_that_waits_for_it():
     steps = [_step(0, "EmbeddingHashTable"), _step(1, "EmbeddingHashTable"), _step(2, "Const"),
              _step(3, "EmbeddingTablePush", [(0, 0), (2, 0)]),

@@ -24,7 +24,7 @@ from sparseflow._src.framework.op_def import get_op_def, input_arg_flags
 from sparseflow._src.framework.toposort import CycleError, stable_toposort
 from sparseflow._src.kernels.registry import KernelNode, get_kernel
 from sparseflow._src.runtime import plan_memo
-from sparseflow._src.runtime.plan_lanes import fork_runner, is_large, plan_forks
+from sparseflow._src.runtime.plan_lanes import fork_runner, is_large, order_table_pairs, plan_forks
 
 _plan_ids = itertools.count()
 CHECK_EVERY = 32  # ops between cancellation/deadline checks in a straight-line plan with a context
@@ -126,6 +126,8 @@ class Plan:
         self.fetch_count = len(fetch_nodes)
         by_name = {n.name: n for n in nodes}
         order = _topo(nodes, extra_deps or {})
+        if PLAN_FORKS:
+            order = order_table_pairs(order, extra_deps or {})
         self.steps: list[Step] = []
         index_of: dict[str, int] = {}
         feed_index = {name: i for i, name in enumerate(feed_nodes)}

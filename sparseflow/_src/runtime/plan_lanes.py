@@ -15,6 +15,10 @@ table), and only when large (:data:`FORK_MIN_FLOP`, :data:`FORK_MIN_KEYS`) with 
 threads or more; otherwise the step runs where it is, as before. Results are the same either way:
 a step computes the same values whichever thread runs it. ``SPARSEFLOW_PLAN_FORKS=0`` turns it off.
 
+Of two table pulls side by side, the one whose rows the plan needs later goes beside the caller
+(:func:`order_table_pairs`): the caller then pulls the other and goes on with its users (a wide
+table's gather and sum) while the fork still runs, instead of waiting for the fork's rows first.
+
     >>> import numpy as np
     >>> a = np.ones((512, 256), np.float32)
     >>> start = fork_runner(np.matmul, lambda a, b: True)
@@ -36,6 +40,40 @@ INERT_OPS = frozenset({"Const", "NoOp", "VariableV2", "VarHandleOp"})  # not cou
 WINDOW = 6  # steps after a fork searched for its partner
 FORK_MIN_FLOP = 32_000_000  # products smaller than this (2*m*k*n) run where they are
 FORK_MIN_KEYS = 4096  # table ops on fewer keys run where they are
+
+
+PAIR_ORDER_OPS = frozenset({"EmbeddingTablePull"})  # pairs whose order decides what the caller does meanwhile
+
+
+def order_table_pairs(order: list, extra_deps: dict[str, list[str]]) -> list:
+    """``order`` (a topological order of nodes) with each pair of table pulls on different tables,
+    the second within :data:`WINDOW` steps of the first and needing nothing from the steps between,
+    swapped when the first's rows are used sooner: :func:`plan_forks` forks the first of a pair, so
+    the fork becomes the pull whose rows the caller waits for last. Still a topological order."""
+    order = list(order)
+    pos = {n.name: i for i, n in enumerate(order)}
+    users: dict[str, list[str]] = {}  # node -> its data consumers
+    for n in order:
+        for s in n.data_inputs:
+            users.setdefault(s.split(":")[0], []).append(n.name)
+
+    def first_use(name):
+        return min((pos[u] for u in users.get(name, ())), default=len(order))
+
+    for i in range(len(order)):
+        a = order[i]
+        if a.op not in PAIR_ORDER_OPS or not a.data_inputs:
+            continue
+        for j in range(i + 1, min(len(order), i + 1 + WINDOW)):
+            b = order[j]
+            if b.op != a.op or not b.data_inputs or b.data_inputs[0] == a.data_inputs[0]:
+                continue
+            needs = [x.split(":")[0].lstrip("^") for x in b.inputs] + list(extra_deps.get(b.name, ()))
+            if all(pos.get(x, -1) < i for x in needs) and first_use(b.name) > first_use(a.name):
+                order[i:j + 1] = [b] + order[i:j]  # b needs nothing from a's place on: it may go first
+                pos.update((n.name, k) for k, n in enumerate(order[i:j + 1], i))
+            break
+    return order
 
 
 def plan_forks(steps, after: dict[int, set[int]]) -> dict[int, int | None]:
