@@ -122,28 +122,39 @@ def _find(skeys, srows, key, salt, mask):
 
 
 @cached_njit(**_JIT)
-def lookup_rows(skeys, srows, salt, keys, out):
-    """``out[i]``: the row of ``keys[i]``, or -1 when it has none (absent or not admitted)."""
+def probe(skeys, srows, salt, keys, lo, hi, rows, slots):
+    """For the positions ``lo..hi``: ``rows[i]``, the row of ``keys[i]`` (-1: none, absent or not
+    admitted) and, for the keys without a row unless ``slots`` is empty, ``slots[i]``: the slot
+    holding the key (a candidate), else ``-1 - s`` for the slot ``s`` where it would be inserted
+    (see :func:`pull`)."""
     mask = np.int64(skeys.shape[0] - 1)
-    n = keys.shape[0]
+    want_slots = slots.shape[0] > 0
     homes = np.empty(RING, dtype=np.int64)
-    for j in range(min(n, AHEAD)):
+    for j in range(lo, min(hi, lo + AHEAD)):
         h = _slot_of(keys[j], salt, mask)
         homes[j & _RMASK] = h
         prefetch(skeys, h, 0)
         prefetch(skeys, h, 64)
         prefetch(srows, h, 0)
-    for i in range(n):
+    for i in range(lo, hi):
         j = i + AHEAD
-        if j < n:
+        if j < hi:
             h = _slot_of(keys[j], salt, mask)
             homes[j & _RMASK] = h
             prefetch(skeys, h, 0)
             prefetch(skeys, h, 64)
             prefetch(srows, h, 0)
-        s, _ = _find_from(skeys, srows, keys[i], homes[i & _RMASK], mask)
-        r = srows[s] if s >= 0 else -1
-        out[i] = r if r >= 0 else -1
+        s, ins = _find_from(skeys, srows, keys[i], homes[i & _RMASK], mask)
+        r = srows[s] if s >= 0 else EMPTY
+        rows[i] = r if r >= 0 else -1
+        if want_slots and r < 0:
+            slots[i] = s if s >= 0 else -1 - ins
+
+
+@cached_njit(**_JIT)
+def lookup_rows(skeys, srows, salt, keys, out):
+    """``out[i]``: the row of ``keys[i]``, or -1 when it has none (absent or not admitted)."""
+    probe(skeys, srows, salt, keys, 0, keys.shape[0], out, np.empty(0, dtype=np.int64))
 
 
 @cached_njit(**_JIT)
@@ -189,7 +200,7 @@ def meta_column(data):
 
 @cached_njit(nogil=True, error_model="numpy")  # x / 0 needs no check: the initializers' loops vectorize
 def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_count, step,
-         dim, state_init, init_kind, p0, p1, seed, out, stats, rows_out):
+         dim, state_init, init_kind, p0, p1, seed, out, stats, rows_out, slots):
     """Reads the rows of ``keys`` into ``out`` ([n, dim]); zeros for keys without a row. ``rows_out[i]``
     gets the row of ``keys[i]`` after the pull (-1: none), as :func:`lookup_rows` would find it.
 
@@ -199,6 +210,14 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
     guarantees room: ``keys.shape[0]`` free slots under the load limit and as many free rows.
     ``stats`` (int64[4]) gets: new rows, new candidates, candidates admitted, reused tombstones.
     Returns the new ``n_rows``.
+
+    With ``slots`` empty the pull probes the index itself. Else :func:`probe` and :func:`read_rows`
+    ran on all the keys already (``rows_out`` and ``slots`` are theirs: a large pull's chunks on
+    all cores) and the pull serves the positions without a row only, in order, probing none again.
+
+    A key probed absent goes to the slot the probe found for it unless that slot was taken since
+    (only insertions happen meanwhile: had an earlier copy of the key in the batch been inserted,
+    it would have taken that slot); then it is probed again.
     """
     mask = np.int64(skeys.shape[0] - 1)
     has_counts = counts.shape[0] > 0
@@ -209,36 +228,50 @@ def pull(skeys, srows, salt, data, idata, n_rows, keys, counts, training, min_co
     probs = np.empty(dim, dtype=np.float64)  # the normal initializer's working space
     tails = np.empty(dim, dtype=np.int64)
     homes = np.empty(RING, dtype=np.int64)
-    found = np.empty(RING, dtype=np.int64)
+    found = np.empty(RING, dtype=np.int64)  # probe results: the slot, or -1 - the slot to insert at
     new_rows = new_candidates = admitted = reused = 0  # counted here, added to ``stats`` at the end
-    for j in range(min(n, 2 * AHEAD)):
+    probed = slots.shape[0] > 0
+    for j in range(0 if probed else min(n, 2 * AHEAD)):
         h = _slot_of(keys[j], salt, mask)
         homes[j & _RMASK] = h
         prefetch(skeys, h, 0)
         prefetch(skeys, h, 64)
         prefetch(srows, h, 0)
-    for j in range(min(n, AHEAD)):
-        s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
-        found[j & _RMASK] = s
+    for j in range(0 if probed else min(n, AHEAD)):
+        s, ins = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
+        found[j & _RMASK] = s if s >= 0 else -1 - ins
     for i in range(n):
-        j = i + 2 * AHEAD
-        if j < n:
-            h = _slot_of(keys[j], salt, mask)
-            homes[j & _RMASK] = h
-            prefetch(skeys, h, 0)
-            prefetch(skeys, h, 64)
-            prefetch(srows, h, 0)
-        j = i + AHEAD
-        if j < n:
-            s, _ = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
-            found[j & _RMASK] = s
-            if s >= 0 and srows[s] >= 0:
-                prefetch_row(data, srows[s], row_bytes)
+        if probed:
+            j = i + AHEAD
+            if j < n and rows_out[j] < 0:  # the index lines the key's insertion writes
+                h = slots[j] if slots[j] >= 0 else -1 - slots[j]
+                prefetch(skeys, h, 0)
+                prefetch(srows, h, 0)
+            if rows_out[i] >= 0:  # read by read_rows
+                continue
+            code = slots[i]
+        else:
+            j = i + 2 * AHEAD
+            if j < n:
+                h = _slot_of(keys[j], salt, mask)
+                homes[j & _RMASK] = h
+                prefetch(skeys, h, 0)
+                prefetch(skeys, h, 64)
+                prefetch(srows, h, 0)
+            j = i + AHEAD
+            if j < n:
+                s, ins = _find_from(skeys, srows, keys[j], homes[j & _RMASK], mask)
+                found[j & _RMASK] = s if s >= 0 else -1 - ins
+                if s >= 0 and srows[s] >= 0:
+                    prefetch_row(data, srows[s], row_bytes)
+            code = found[i & _RMASK]
         key = keys[i]
-        s = found[i & _RMASK]
-        ins = s
-        if s < 0:  # not there when probed ahead; an earlier duplicate in the batch may have inserted it
-            s, ins = _find_from(skeys, srows, key, homes[i & _RMASK], mask)
+        if code >= 0:
+            s = ins = code
+        else:  # absent when probed: see the docstring
+            s, ins = -1, -1 - code
+            if srows[ins] != EMPTY and srows[ins] != TOMB:
+                s, ins = _find(skeys, srows, key, salt, mask)
         r = srows[s] if s >= 0 else EMPTY
         if r < 0 and training:
             c = np.int64(counts[i]) if has_counts else np.int64(1)
@@ -324,7 +357,7 @@ def init_rows(keys, dim, init_kind, p0, p1, seed):
     out = np.empty((n, dim), dtype=np.float32)
     pull(skeys, srows, np.uint64(0), data, data.view(np.int32), 0, keys, np.empty(0, dtype=np.int32), True, 1, 0,
          dim, np.empty(0, dtype=np.float32), init_kind, p0, p1, seed, out, np.zeros(4, dtype=np.int64),
-         np.empty(n, dtype=np.int32))
+         np.empty(n, dtype=np.int32), np.empty(0, dtype=np.int64))
     return out
 
 

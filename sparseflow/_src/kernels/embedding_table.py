@@ -57,6 +57,7 @@ _MAX_ROWS = 2**31 - 1  # rows are int32 in the index: one shard holds up to 2**3
 _MAX_STEP = 2**31 - 1  # last-seen steps are int32 in the rows
 _EMPTY_F = np.zeros(0, dtype=np.float32)
 _EMPTY_I = np.zeros(0, dtype=np.int32)
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
 
 
 def _bad(msg):
@@ -224,28 +225,22 @@ class TableShard:
                 self._ensure_room(n, rows=True)
             kind, p0, p1, seed = self._init
             if n >= 2 * PULL_CHUNK_KEYS and intra_op.total_threads() > 1:
-                # the admitted keys' rows only read (and marked seen) in chunks on all cores; the others
-                # (new keys, candidates) inserted after, in their order, as the one-thread pull does
+                # the probes, and the rows of the keys that have one (read and marked seen), by chunks on all
+                # cores; then the others (new keys, candidates) in their order, as the one-thread pull serves them
                 skeys, srows, salt, data, idata = self.skeys, self.srows, self.salt, self.data, self.idata
+                slots = np.empty(n, dtype=np.int64)
 
                 def chunk(lo, hi):
-                    H.lookup_rows(skeys, srows, salt, keys[lo:hi], rows[lo:hi])
+                    H.probe(skeys, srows, salt, keys, lo, hi, rows, slots)
                     H.read_rows(data, idata, rows, out, training, step, lo, hi)
 
                 intra_op.parallel_for(chunk, n, PULL_CHUNK_KEYS)
-                rest = np.flatnonzero(rows < 0)
-                if rest.size:
-                    part = np.empty((rest.size, dim), dtype=np.float32)
-                    part_rows = np.empty(rest.size, dtype=np.int32)
-                    self.n_rows = H.pull(skeys, srows, salt, data, idata, self.n_rows, keys[rest],
-                                         counts[rest] if counts.shape[0] else counts, training, self.spec.min_count,
-                                         step, dim, self._state_init, kind, p0, p1, seed, part, stats, part_rows)
-                    out[rest] = part
-                    rows[rest] = part_rows
             else:
+                slots = _EMPTY_I64
+            if slots.shape[0] == 0 or rows.min() < 0:
                 self.n_rows = H.pull(self.skeys, self.srows, self.salt, self.data, self.idata, self.n_rows, keys,
                                      counts, training, self.spec.min_count, step, dim, self._state_init, kind, p0,
-                                     p1, seed, out, stats, rows)
+                                     p1, seed, out, stats, rows, slots)
             self.n_candidates += int(stats[1]) - int(stats[2])
             self.n_tombs -= int(stats[3])
             # the push of these keys finds their rows here (see push); not when a key was admitted by a later
