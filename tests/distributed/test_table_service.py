@@ -47,24 +47,6 @@ def test_pull_and_push_over_the_wire_match_the_table_itself(ps):
     assert shard.size() == 4 and shard.step == 1
 
 
-def test_the_calls_made_on_the_calling_thread_answer_as_the_futures(ps):
-    servers, remote = ps
-    cfg = _config("direct")
-    keys = np.array([4, 8, 15], np.uint64)
-    grads = np.full((3, 3), 0.25, np.float32)
-    inc, (rows,) = remote.table_pull([PullItem(cfg, 0, keys, dim=3)])
-    assert (inc, rows.shape) == (remote.table_pull_async([PullItem(cfg, 0, keys, dim=3)]).result()[0], (3, 3))
-    assert remote.table_push([PushItem(cfg, 0, keys, grads, learning_rate=0.5)]) == (inc, [0])
-    after = remote.table_pull([PullItem(cfg, 0, keys, dim=3, training=False)])[1][0]
-    np.testing.assert_array_equal(after, remote.table_pull_async([PullItem(cfg, 0, keys, dim=3, training=False)]
-                                                                 ).result()[1][0])
-    assert not np.array_equal(after, rows)  # the push was applied (once)
-    assert servers["ps:0"].worker.devices.resources(f"{PS0}/device:CPU:0").lookup("", "direct").step == 1
-    bad = _config("direct-bad", devices=["/job:ps/replica:0/task:7/device:CPU:0"])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="which is not a device of this task"):
-        remote.table_pull([PullItem(bad, 0, keys, dim=3)])
-
-
 def test_a_retried_push_is_refused_and_not_applied_twice(ps):
     servers, remote = ps
     cfg = _config("once")

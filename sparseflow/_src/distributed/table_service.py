@@ -148,19 +148,16 @@ class CallWait:
 class TableClient:
     """``table_pull_async`` / ``table_push_async`` of a ``RemoteWorker`` (which has ``_client``,
     ``task`` and ``next_request_id()``): futures of ``(the task's incarnation, decoded reply)``,
-    with ``.rpc`` to cancel; ``table_pull`` / ``table_push``: the same pair, the call made and
-    its reply read on the calling thread."""
+    with ``.rpc`` to cancel."""
 
     def table_pull_async(self, items, timeout: float | None = None):
-        req, shapes = _pull_request(items)
+        req = worker_pb2.TablePullRequest()
+        for it in items:
+            req.tables.add(config=it.config, part=it.part, keys=it.keys.astype(_U64, copy=False).tobytes(),
+                           counts=it.counts.astype(_I32, copy=False).tobytes(), training=bool(it.training))
+        shapes = [(it.keys.shape[0], it.dim) for it in items]
         f = self._client.future("TablePull", req, _timeout(timeout))
         return _chain(f, lambda resp: self._rows(resp, shapes))
-
-    def table_pull(self, items, timeout: float | None = None):
-        """``table_pull_async`` made on the calling thread: the reply is read there, with no gRPC
-        thread started or woken for it (what a kernel waiting for one task's reply does)."""
-        req, shapes = _pull_request(items)
-        return self._rows(self._client.call("TablePull", req, _timeout(timeout)), shapes)
 
     def _rows(self, resp, shapes):
         if len(resp.values) != len(shapes):
@@ -170,22 +167,14 @@ class TableClient:
                                          ).reshape(n, dim) for v, (n, dim) in zip(resp.values, shapes)]
 
     def table_push_async(self, items, timeout: float | None = None):
-        f = self._client.future("TablePush", self._push_request(items), _timeout(timeout))
-        return _chain(f, lambda resp: (resp.incarnation, list(resp.dropped)))
-
-    def table_push(self, items, timeout: float | None = None):
-        """``table_push_async`` made on the calling thread (see ``table_pull``)."""
-        resp = self._client.call("TablePush", self._push_request(items), _timeout(timeout))
-        return resp.incarnation, list(resp.dropped)
-
-    def _push_request(self, items):
         req = worker_pb2.TablePushRequest(request_id=self.next_request_id())
         for it in items:
             req.tables.add(config=it.config, part=it.part, keys=it.keys.astype(_U64, copy=False).tobytes(),
                            grads=it.grads.astype(_F32, copy=False).tobytes(),
                            counts=it.counts.astype(_F32, copy=False).tobytes(),
                            clicks=it.clicks.astype(_F32, copy=False).tobytes(), learning_rate=it.learning_rate)
-        return req
+        f = self._client.future("TablePush", req, _timeout(timeout))
+        return _chain(f, lambda resp: (resp.incarnation, list(resp.dropped)))
 
     def table_accumulate_async(self, items, timeout: float | None = None):
         req = worker_pb2.TableAccumulateRequest(request_id=self.next_request_id())
@@ -217,14 +206,6 @@ class TableClient:
             req.tables.add(config=it.config, part=it.part, global_step=int(it.global_step))
         f = self._client.future("TableSetSyncStep", req, _timeout(timeout))
         return _chain(f, lambda resp: (resp.incarnation, None))
-
-
-def _pull_request(items):
-    req = worker_pb2.TablePullRequest()
-    for it in items:
-        req.tables.add(config=it.config, part=it.part, keys=it.keys.astype(_U64, copy=False).tobytes(),
-                       counts=it.counts.astype(_I32, copy=False).tobytes(), training=bool(it.training))
-    return req, [(it.keys.shape[0], it.dim) for it in items]
 
 
 def _timeout(timeout):

@@ -56,8 +56,6 @@ from sparseflow._src.kernels.registry import register_kernel
 _EMPTY_I = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float32)
 _POLL_SECONDS = 0.1  # how often a kernel waiting for replies checks that its step is still alive
-# methods whose server answers at once, and the client's variant made on the calling thread
-_DIRECT = {"table_pull_async": "table_pull", "table_push_async": "table_push"}
 
 
 def _task_of(device: str) -> str:
@@ -160,23 +158,14 @@ class _Router:
         timeout = ctx.remaining() if ctx is not None else None
         pending = {}
         local = None
-        remote = []
-        for task, items in requests.items():
-            client = self.client(task)
-            if isinstance(client, _LocalClient):
-                local = (task, client, items)
-            else:
-                remote.append((task, client, items))
-        # With no shard here, the last task's pull or push (calls the server answers at once) is
-        # made on this thread while the others are in flight: no gRPC thread started or woken for it.
-        direct = _DIRECT.get(method) if local is None and remote else None
-        last = remote.pop() if direct is not None and hasattr(remote[-1][1], direct) else None
         try:
-            for task, client, items in remote:
+            for task, items in requests.items():
+                client = self.client(task)
+                if isinstance(client, _LocalClient):
+                    local = (task, client, items)
+                    continue
                 pending[task] = getattr(client, method)(items, *args, timeout=timeout)
             replies = {}
-            if last is not None:
-                replies[last[0]] = getattr(last[1], direct)(last[2], *args, timeout=timeout)
             if local is not None:  # a blocking call (the chief's apply) waits under the step's ctx
                 replies[local[0]] = getattr(local[1], method)(local[2], *args, ctx=ctx).result()
             waiting = set(pending.values())
