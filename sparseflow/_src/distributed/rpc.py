@@ -27,6 +27,7 @@ import threading
 from concurrent.futures import Future
 
 import grpc
+import grpc.experimental
 
 from sparseflow._src.framework import errors
 
@@ -47,6 +48,11 @@ _OPTIONS = [
     ("grpc.max_reconnect_backoff_ms", 1_000),
 ]
 _SERVER_OPTIONS = _OPTIONS + [("grpc.so_reuseport", 0)]
+# A server-streaming call's responses are read by the thread that iterates it (each stream has its own
+# reader thread here), from the call's own completion queue. Without this option gRPC starts a
+# "channel spin thread" whenever a channel's first such call begins (every step) and hands each
+# message from that thread to the reader: one more thread wake-up per message.
+_CHANNEL_OPTIONS = _OPTIONS + [(grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1)]
 
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
@@ -185,9 +191,9 @@ class Client:
         self.peer = peer_name or address
         if security.tls:
             creds = grpc.ssl_channel_credentials(root_certificates=security.ca)
-            self._channel = grpc.secure_channel(address, creds, options=_OPTIONS)
+            self._channel = grpc.secure_channel(address, creds, options=_CHANNEL_OPTIONS)
         else:
-            self._channel = grpc.insecure_channel(address, options=_OPTIONS)
+            self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
         self._metadata = ((TOKEN_METADATA, security.token),) if security.token else None
         self._stubs = {}
         for method in service.methods:
